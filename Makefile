@@ -1,0 +1,124 @@
+# blkring build.  GNU make; every source file is found by wildcard, so adding
+# a driver, a target, a tool file or a test needs no edit here.
+#
+#   make            library (static, shared, pkg-config) and build/blkring
+#   make run        set up, build, run the main job on built-in null devices
+#   make test       set up, build under ASan+UBSan and TSan, run every test
+#   make install    PREFIX=/usr/local DESTDIR=
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+O ?= build
+SAN ?=
+
+VERSION := 0.1.0
+SOMAJOR := 0
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread -D_GNU_SOURCE -Iinclude -Isrc \
+	  -MMD -MP $(shell pkg-config --cflags json-c 2>/dev/null)
+LDLIBS := -pthread -luring -lisal $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lm
+
+ifeq ($(SAN),asan)
+CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(SAN),tsan)
+CFLAGS += -O1 -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=thread
+endif
+
+LIB_SRCS := $(sort $(wildcard src/*/*.c src/dm/targets/*.c))
+TOOL_SRCS := $(sort $(wildcard tools/*.c))
+TEST_SRCS := $(sort $(wildcard tests/test-*.c))
+TEST_LIB_SRCS := $(sort $(filter-out tests/test-%.c,$(wildcard tests/*.c)))
+EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(O)/obj/%.o)
+TEST_LIB_OBJS := $(TEST_LIB_SRCS:%.c=$(O)/obj/%.o)
+TESTS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
+EXAMPLES := $(EXAMPLE_SRCS:examples/%.c=$(O)/examples/%)
+BENCHES := $(BENCH_SRCS:bench/%.c=$(O)/bench/%)
+
+STATIC := $(O)/libblkring.a
+SHARED := $(O)/libblkring.so.$(VERSION)
+TOOL := $(O)/blkring
+
+all: $(STATIC) $(SHARED) $(O)/blkring.pc $(TOOL) $(EXAMPLES) $(BENCHES)
+
+$(O)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(STATIC): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHARED): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libblkring.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	ln -sf libblkring.so.$(VERSION) $(O)/libblkring.so.$(SOMAJOR)
+	ln -sf libblkring.so.$(SOMAJOR) $(O)/libblkring.so
+
+$(O)/blkring.pc: blkring.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+$(TOOL): $(TOOL_OBJS) $(STATIC)
+	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC) $(LDLIBS)
+
+$(O)/tests/%: $(O)/obj/tests/%.o $(TEST_LIB_OBJS) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(STATIC) $(LDLIBS)
+
+$(O)/examples/%: $(O)/obj/examples/%.o $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
+
+$(O)/bench/%: $(O)/obj/bench/%.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+tests: $(TESTS) $(TOOL)
+
+# Sanitizer builds live in their own trees so objects never mix.
+build-asan:
+	@$(MAKE) --no-print-directory O=build/asan SAN=asan tests
+build-tsan:
+	@$(MAKE) --no-print-directory O=build/tsan SAN=tsan tests
+
+setup:
+	@scripts/setup.sh
+
+test: setup
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory build-asan
+	@$(MAKE) --no-print-directory build-tsan
+	@tests/run-tests.sh build/asan build/tsan
+
+run: setup
+	@$(MAKE) --no-print-directory all
+	@scripts/run-main.sh $(O)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/blkring.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libblkring.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libblkring.so.$(SOMAJOR)
+	ln -sf libblkring.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libblkring.so
+	install -m 644 $(O)/blkring.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
+
+format:
+	clang-format -i $(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS) $(TEST_LIB_SRCS) $(EXAMPLE_SRCS) \
+		$(BENCH_SRCS) include/*.h $(wildcard src/*/*.h tools/*.h tests/*.h)
+
+clean:
+	rm -rf build
+
+.PHONY: all tests build-asan build-tsan setup test run install format clean
+
+-include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blkring: the Linux block I/O path (io_uring rings, blk-mq hardware queues,
+ * device-mapper stacking) as a userspace library.
+ *
+ * One public header, liburing's shape: rings with 64-byte SQEs and 16-byte
+ * CQEs, prep helpers that fill SQEs, inline fast paths for getting SQEs and
+ * reaping CQEs.  Every call returns a negative errno on failure; errno is
+ * never used.  docs/API.md documents every call.
+ */
+#ifndef BLKRING_H
+#define BLKRING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BLKRING_VERSION_MAJOR 0
+#define BLKRING_VERSION_MINOR 1
+#define BLKRING_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------ */
+/* Ring ABI: the same layout and field names as io_uring's.           */
+/* ------------------------------------------------------------------ */
+
+/* Submission queue entry, 64 bytes. */
+struct blkring_sqe {
+	uint8_t opcode;  /* BLKRING_OP_* */
+	uint8_t flags;   /* BLKRING_SQE_* */
+	uint16_t ioprio;
+	int32_t fd;      /* index of a registered device */
+	union {
+		uint64_t off; /* byte offset on the device */
+		struct {
+			uint32_t cmd_op; /* BLKRING_OP_URING_CMD: what to do */
+			uint32_t __pad1;
+		};
+	};
+	uint64_t addr;   /* buffer, iovec array, or command offset */
+	uint32_t len;    /* bytes, or iovec count */
+	union {
+		uint32_t rw_flags;    /* BLKRING_RWF_* */
+		uint32_t fsync_flags;
+		uint32_t cmd_flags;   /* command flags (BLKRING_ZERO_*) */
+	};
+	uint64_t user_data;
+	uint16_t buf_index;
+	uint16_t personality;
+	uint32_t file_index;
+	uint64_t addr3;  /* command length */
+	uint64_t __pad2[1];
+};
+
+/* Completion queue entry, 16 bytes. */
+struct blkring_cqe {
+	uint64_t user_data;
+	int32_t res;     /* result, or -errno */
+	uint32_t flags;
+};
+
+/* Opcodes: io_uring's numbers, so a reader of either knows the other. */
+enum {
+	BLKRING_OP_NOP = 0,
+	BLKRING_OP_READV = 1,
+	BLKRING_OP_WRITEV = 2,
+	BLKRING_OP_FSYNC = 3,
+	BLKRING_OP_READ = 22,
+	BLKRING_OP_WRITE = 23,
+	BLKRING_OP_LAST
+};
+
+/* SQE flags (io_uring's bits). */
+#define BLKRING_SQE_IO_DRAIN (1U << 1) /* issue after everything before it completed */
+#define BLKRING_SQE_IO_LINK (1U << 2)  /* next SQE starts when this one succeeded */
+#define BLKRING_SQE_ASYNC (1U << 4)    /* issue from the worker pool */
+
+/* Per-I/O flags in sqe->rw_flags. */
+#define BLKRING_RWF_FUA (1U << 0)    /* like RWF_DSYNC: durable on completion */
+#define BLKRING_RWF_NOWAIT (1U << 1) /* fail with -EAGAIN rather than wait */
+
+/* Setup flags (io_uring's bits where io_uring has them). */
+#define BLKRING_SETUP_IOPOLL (1U << 0)
+#define BLKRING_SETUP_SQPOLL (1U << 1)
+#define BLKRING_SETUP_SQ_AFF (1U << 2)
+#define BLKRING_SETUP_CQSIZE (1U << 3)
+#define BLKRING_SETUP_SINGLE_ISSUER (1U << 12) /* always in force; accepted */
+#define BLKRING_SETUP_DEFER_TASKRUN (1U << 13)
+
+/* Flags the ring publishes in *sq.kflags (io_uring's bits). */
+#define BLKRING_SQ_NEED_WAKEUP (1U << 0)
+#define BLKRING_SQ_CQ_OVERFLOW (1U << 1)
+#define BLKRING_SQ_TASKRUN (1U << 2)
+
+struct blkring_params {
+	uint32_t sq_entries;     /* out: SQ size (entries rounded up to a power of 2) */
+	uint32_t cq_entries;     /* in with BLKRING_SETUP_CQSIZE, out always */
+	uint32_t flags;          /* BLKRING_SETUP_* */
+	uint32_t sq_thread_cpu;  /* with BLKRING_SETUP_SQ_AFF */
+	uint32_t sq_thread_idle; /* milliseconds, with BLKRING_SETUP_SQPOLL */
+	uint32_t wq_max_workers; /* worker pool bound; 0 picks the default */
+	uint32_t resv[10];
+};
+
+struct blkring__ctx;
+
+struct blkring_sq {
+	_Atomic uint32_t *khead;  /* consumer: the ring's issue side */
+	_Atomic uint32_t *ktail;  /* producer: the application */
+	_Atomic uint32_t *kflags; /* BLKRING_SQ_* */
+	uint32_t ring_mask;
+	uint32_t ring_entries;
+	struct blkring_sqe *sqes;
+	uint32_t sqe_tail; /* next SQE handed out, not yet published */
+};
+
+struct blkring_cq {
+	_Atomic uint32_t *khead;     /* consumer: the application */
+	_Atomic uint32_t *ktail;     /* producer: the ring */
+	_Atomic uint32_t *koverflow; /* completions that went to the overflow list */
+	uint32_t ring_mask;
+	uint32_t ring_entries;
+	struct blkring_cqe *cqes;
+};
+
+struct blkring {
+	struct blkring_sq sq;
+	struct blkring_cq cq;
+	uint32_t flags;
+	struct blkring__ctx *ctx;
+};
+
+/* ------------------------------------------------------------------ */
+/* Ring setup and teardown.                                           */
+/* ------------------------------------------------------------------ */
+
+int blkring_queue_init(unsigned entries, struct blkring *ring, unsigned flags);
+int blkring_queue_init_params(unsigned entries, struct blkring *ring, struct blkring_params *p);
+void blkring_queue_exit(struct blkring *ring);
+
+/* ------------------------------------------------------------------ */
+/* Devices.                                                           */
+/* ------------------------------------------------------------------ */
+
+struct blkring_dev;
+
+/* Directions for per-device counters. */
+enum {
+	BLKRING_DIR_READ,
+	BLKRING_DIR_WRITE,
+	BLKRING_DIR_DISCARD,
+	BLKRING_DIR_WRITE_ZEROES,
+	BLKRING_DIR_FLUSH,
+	BLKRING_DIR_NR
+};
+
+/* Device features. */
+#define BLKRING_FEAT_FLUSH (1U << 0)
+#define BLKRING_FEAT_FUA (1U << 1)
+#define BLKRING_FEAT_DISCARD (1U << 2)
+#define BLKRING_FEAT_WRITE_ZEROES (1U << 3)
+#define BLKRING_FEAT_POLL (1U << 4)
+
+struct blkring_dev_info {
+	const char *type; /* driver name: "null", ... */
+	const char *spec; /* canonical spec; valid while the device is open */
+	uint64_t size;    /* bytes */
+	uint32_t logical_block_size;
+	uint32_t physical_block_size;
+	uint32_t max_sectors; /* per I/O, 512-byte sectors */
+	uint32_t max_discard_sectors;
+	uint32_t discard_granularity; /* bytes */
+	uint32_t max_write_zeroes_sectors;
+	uint32_t features;     /* BLKRING_FEAT_* */
+	uint32_t nr_hw_queues; /* default map */
+	uint32_t nr_poll_queues;
+	uint32_t queue_depth; /* tags per hardware queue */
+	int read_only;
+	uint64_t ios[BLKRING_DIR_NR];
+	uint64_t bytes[BLKRING_DIR_NR];
+	uint64_t errors[BLKRING_DIR_NR];
+};
+
+int blkring_dev_open(const char *spec, struct blkring_dev **devp);
+int blkring_dev_close(struct blkring_dev *dev);
+int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info);
+
+/* Blocking calls, for code that does not want a ring. */
+ssize_t blkring_dev_pread(struct blkring_dev *dev, void *buf, size_t nbytes, uint64_t offset);
+ssize_t blkring_dev_pwrite(struct blkring_dev *dev, const void *buf, size_t nbytes,
+			   uint64_t offset);
+int blkring_dev_flush(struct blkring_dev *dev);
+
+/* Devices are always registered: sqe->fd is an index into this table. */
+int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n);
+int blkring_unregister_devices(struct blkring *ring);
+
+/* Text of the last error on this thread that has one (spec, table, option). */
+const char *blkring_last_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Submission and completion.                                         */
+/* ------------------------------------------------------------------ */
+
+int blkring_submit(struct blkring *ring);
+int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr);
+/* ts is relative; -ETIME when it passes with fewer than wait_nr ready. */
+int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+		      const struct timespec *ts);
+unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes, unsigned count);
+
+/* Slow path of peek/wait: runs task work, flushes overflow, may sleep. */
+int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+		     const struct timespec *ts);
+
+static inline struct blkring_sqe *blkring_get_sqe(struct blkring *ring)
+{
+	struct blkring_sq *sq = &ring->sq;
+	uint32_t head = atomic_load_explicit(sq->khead, memory_order_acquire);
+
+	if (sq->sqe_tail - head >= sq->ring_entries)
+		return NULL;
+	return &sq->sqes[sq->sqe_tail++ & sq->ring_mask];
+}
+
+static inline unsigned blkring_sq_ready(const struct blkring *ring)
+{
+	return ring->sq.sqe_tail -
+	       atomic_load_explicit(ring->sq.khead, memory_order_acquire);
+}
+
+static inline unsigned blkring_sq_space_left(const struct blkring *ring)
+{
+	return ring->sq.ring_entries - blkring_sq_ready(ring);
+}
+
+static inline unsigned blkring_cq_ready(const struct blkring *ring)
+{
+	return atomic_load_explicit(ring->cq.ktail, memory_order_acquire) -
+	       atomic_load_explicit(ring->cq.khead, memory_order_relaxed);
+}
+
+static inline void blkring_cq_advance(struct blkring *ring, unsigned nr)
+{
+	if (nr) {
+		uint32_t head = atomic_load_explicit(ring->cq.khead, memory_order_relaxed);
+		atomic_store_explicit(ring->cq.khead, head + nr, memory_order_release);
+	}
+}
+
+static inline void blkring_cqe_seen(struct blkring *ring, struct blkring_cqe *cqe)
+{
+	if (cqe)
+		blkring_cq_advance(ring, 1);
+}
+
+static inline int blkring_peek_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr)
+{
+	struct blkring_cq *cq = &ring->cq;
+	uint32_t head = atomic_load_explicit(cq->khead, memory_order_relaxed);
+
+	if (atomic_load_explicit(cq->ktail, memory_order_acquire) != head) {
+		*cqe_ptr = &cq->cqes[head & cq->ring_mask];
+		return 0;
+	}
+	return blkring__get_cqe(ring, cqe_ptr, 0, NULL);
+}
+
+static inline int blkring_wait_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr)
+{
+	struct blkring_cq *cq = &ring->cq;
+	uint32_t head = atomic_load_explicit(cq->khead, memory_order_relaxed);
+
+	if (atomic_load_explicit(cq->ktail, memory_order_acquire) != head) {
+		*cqe_ptr = &cq->cqes[head & cq->ring_mask];
+		return 0;
+	}
+	return blkring__get_cqe(ring, cqe_ptr, 1, NULL);
+}
+
+#define blkring_for_each_cqe(ring, head, cqe)                                                  \
+	for (head = atomic_load_explicit((ring)->cq.khead, memory_order_relaxed);              \
+	     head != atomic_load_explicit((ring)->cq.ktail, memory_order_acquire) &&           \
+	     (cqe = &(ring)->cq.cqes[head & (ring)->cq.ring_mask]);                            \
+	     head++)
+
+static inline void blkring_sqe_set_data(struct blkring_sqe *sqe, void *data)
+{
+	sqe->user_data = (uint64_t)(uintptr_t)data;
+}
+
+static inline void blkring_sqe_set_data64(struct blkring_sqe *sqe, uint64_t data)
+{
+	sqe->user_data = data;
+}
+
+static inline void *blkring_cqe_get_data(const struct blkring_cqe *cqe)
+{
+	return (void *)(uintptr_t)cqe->user_data;
+}
+
+static inline uint64_t blkring_cqe_get_data64(const struct blkring_cqe *cqe)
+{
+	return cqe->user_data;
+}
+
+static inline void blkring_sqe_set_flags(struct blkring_sqe *sqe, unsigned flags)
+{
+	sqe->flags = (uint8_t)flags;
+}
+
+/* ------------------------------------------------------------------ */
+/* Prep helpers: `dev` is a registered device index.                  */
+/* ------------------------------------------------------------------ */
+
+static inline void blkring_prep_rw(int op, struct blkring_sqe *sqe, int dev, const void *addr,
+				   unsigned len, uint64_t offset)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = (uint8_t)op;
+	sqe->fd = dev;
+	sqe->off = offset;
+	sqe->addr = (uint64_t)(uintptr_t)addr;
+	sqe->len = len;
+}
+
+static inline void blkring_prep_nop(struct blkring_sqe *sqe)
+{
+	blkring_prep_rw(BLKRING_OP_NOP, sqe, -1, NULL, 0, 0);
+}
+
+static inline void blkring_prep_read(struct blkring_sqe *sqe, int dev, void *buf, unsigned nbytes,
+				     uint64_t offset)
+{
+	blkring_prep_rw(BLKRING_OP_READ, sqe, dev, buf, nbytes, offset);
+}
+
+static inline void blkring_prep_write(struct blkring_sqe *sqe, int dev, const void *buf,
+				      unsigned nbytes, uint64_t offset)
+{
+	blkring_prep_rw(BLKRING_OP_WRITE, sqe, dev, buf, nbytes, offset);
+}
+
+static inline void blkring_prep_readv(struct blkring_sqe *sqe, int dev, const struct iovec *iovecs,
+				      unsigned nr_vecs, uint64_t offset)
+{
+	blkring_prep_rw(BLKRING_OP_READV, sqe, dev, iovecs, nr_vecs, offset);
+}
+
+static inline void blkring_prep_writev(struct blkring_sqe *sqe, int dev,
+				       const struct iovec *iovecs, unsigned nr_vecs,
+				       uint64_t offset)
+{
+	blkring_prep_rw(BLKRING_OP_WRITEV, sqe, dev, iovecs, nr_vecs, offset);
+}
+
+/* A device flush (REQ_PREFLUSH): everything completed before is durable. */
+static inline void blkring_prep_fsync(struct blkring_sqe *sqe, int dev, unsigned fsync_flags)
+{
+	blkring_prep_rw(BLKRING_OP_FSYNC, sqe, dev, NULL, 0, 0);
+	sqe->fsync_flags = fsync_flags;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLKRING_H */

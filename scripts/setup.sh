@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what blkring needs to build, test and benchmark, on Debian.
+# As root it runs apt-get itself (update first: a fresh machine knows no
+# packages); otherwise it prints the exact line to run and fails.
+set -euo pipefail
+
+# package:what-proves-it-is-there (a file or a command)
+needs=(
+	gcc:cc
+	make:make
+	pkg-config:pkg-config
+	liburing-dev:/usr/include/liburing.h
+	libjson-c-dev:/usr/include/json-c/json.h
+	libisal-dev:/usr/include/isa-l.h
+	jq:jq
+	python3:python3
+	gnuplot-nox:gnuplot
+	fio:fio
+	util-linux:losetup
+)
+
+missing=()
+for n in "${needs[@]}"; do
+	pkg=${n%%:*}
+	probe=${n#*:}
+	if [[ $probe == /* ]]; then
+		[[ -e $probe ]] || missing+=("$pkg")
+	else
+		command -v "$probe" >/dev/null 2>&1 || missing+=("$pkg")
+	fi
+done
+
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+line="apt-get install -y --no-install-recommends ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+	echo "blkring: missing packages: ${missing[*]}" >&2
+	echo "blkring: run as root:  apt-get update && $line" >&2
+	exit 1
+fi
+echo "blkring: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The block layer's internal interface (blk-mq's role): device objects with
+ * limits, features and hardware queues; bios that are validated, split to
+ * the device's limits, chained and ended exactly once; the ops table that
+ * drivers (src/drivers/) and volumes (src/dm/) implement.
+ *
+ * Rings (src/ring/) build a bio inside each request and hand it to
+ * blkring__submit_bio().  Drivers never see rings; rings never see drivers.
+ */
+#ifndef BLKRING_BLOCK_BLKDEV_H
+#define BLKRING_BLOCK_BLKDEV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "blkring.h"
+#include "../lib/compiler.h"
+#include "../lib/llist.h"
+
+#define SECTOR_SHIFT 9
+#define SECTOR_SIZE (1U << SECTOR_SHIFT)
+
+enum blkring__req_op {
+	REQ_OP_READ,
+	REQ_OP_WRITE,
+	REQ_OP_FLUSH,
+	REQ_OP_DISCARD,
+	REQ_OP_WRITE_ZEROES,
+};
+
+/* bio->flags */
+#define BIO_FUA (1U << 0)
+#define BIO_NOWAIT (1U << 1)     /* -EAGAIN rather than wait for a tag or split */
+#define BIO_POLLED (1U << 2)     /* goes to a poll queue; completes when polled */
+#define BIO_NOUNMAP (1U << 3)    /* write zeroes: keep the range allocated */
+#define BIO_NOFALLBACK (1U << 4) /* write zeroes: no zero-page fallback */
+
+struct blkring_hctx;
+
+struct blkring_bio {
+	struct blkring_dev *dev;
+	uint8_t op;     /* REQ_OP_* */
+	uint8_t flags;  /* BIO_* */
+	int16_t status; /* 0 or -errno; the first error wins */
+	uint32_t queue_hint; /* submitter's preference among hardware queues */
+	uint64_t sector;     /* start, 512-byte sectors */
+	uint64_t size;       /* bytes */
+
+	/* Data: a window of an iovec array (reads and writes only). */
+	const struct iovec *vec;
+	uint32_t nr_vecs;
+	uint32_t vec_skip; /* bytes to skip in vec[0] */
+	struct iovec inline_vec;
+
+	/* Completion: end_io runs exactly once, on any thread. */
+	void (*end_io)(struct blkring_bio *bio);
+	void *private;
+	struct blkring_bio *parent;  /* chained: parent ends after its children */
+	_Atomic uint32_t remaining;  /* children outstanding, plus one for the parent */
+
+	/* Driver and queue state. */
+	struct blkring_hctx *hctx; /* cookie: the hardware queue it went to */
+	struct llist_node node;    /* queue and wait-list link */
+	uint64_t deadline_ns;      /* timer-mode completion time */
+	void *driver_data;
+};
+
+/* Limits as the kernel's queue_limits; sectors are 512 bytes. */
+struct blkring_limits {
+	uint32_t logical_block_size;
+	uint32_t physical_block_size;
+	uint32_t max_sectors;
+	uint32_t max_discard_sectors;
+	uint32_t discard_granularity; /* bytes */
+	uint32_t max_write_zeroes_sectors;
+};
+
+/* A hardware queue with tags and a FIFO wait list, as blk-mq's hctx. */
+struct blkring_hctx {
+	struct blkring_dev *dev;
+	unsigned index;
+	bool poll;                /* in the poll map: completes only when polled */
+	_Atomic uint32_t busy;    /* a poller holds it; others skip it */
+	uint32_t depth;           /* tags */
+	_Atomic uint32_t inflight __cacheline_aligned;
+	pthread_mutex_t wait_lock; /* slow path only: tags exhausted */
+	struct blkring_bio *wait_head, *wait_tail;
+	_Atomic uint32_t nr_waiting;
+	void *driver_data;
+};
+
+/* One device's per-thread counters; see blkring__dev_account(). */
+struct blkring_dev_stats {
+	_Atomic uint64_t ios[BLKRING_DIR_NR];
+	_Atomic uint64_t bytes[BLKRING_DIR_NR];
+	_Atomic uint64_t errors[BLKRING_DIR_NR];
+} __cacheline_aligned;
+
+#define BLKRING_STATS_SHARDS 32
+
+/*
+ * What a driver or a volume implements (nbdkit's shape: a callback table in
+ * one self-contained file).
+ */
+struct blkring_dev_ops {
+	const char *name;
+	/* Queue the bio (already validated and within the limits).  The
+	 * driver ends it with blkring__bio_endio(), inline or later, or
+	 * returns -EAGAIN for a BIO_NOWAIT bio it cannot take without
+	 * waiting (nothing issued, end_io not called). */
+	int (*submit_bio)(struct blkring_dev *dev, struct blkring_bio *bio);
+	/* Reap ready bios of a polled bio's queues; returns how many ended. */
+	int (*poll)(struct blkring_dev *dev, struct blkring_bio *bio);
+	/* Free the driver's state; the block layer frees the rest. */
+	void (*destroy)(struct blkring_dev *dev);
+};
+
+struct blkring_dev {
+	const struct blkring_dev_ops *ops;
+	char *spec; /* canonical spec: the registry key */
+	uint64_t size;
+	struct blkring_limits limits;
+	uint32_t features; /* BLKRING_FEAT_* */
+	bool read_only;
+
+	struct blkring_hctx *hctxs; /* default map first, then the poll map */
+	unsigned nr_hw_queues;
+	unsigned nr_poll_queues;
+
+	_Atomic int refs;      /* opens */
+	_Atomic int ring_refs; /* ring registrations */
+	struct blkring_dev *registry_next;
+	void *private; /* driver's */
+
+	struct blkring_dev_stats stats[BLKRING_STATS_SHARDS];
+};
+
+/* ---- bios (bio.c) ---- */
+
+void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
+		       uint64_t offset, uint64_t size);
+void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size_t len);
+/* Ends a bio: records status (first error wins), runs end_io, ends a chained
+ * parent when its last child ended. */
+void blkring__bio_endio(struct blkring_bio *bio, int status);
+/* Makes child a chained child of parent (parent's end waits for it). */
+void blkring__bio_chain(struct blkring_bio *child, struct blkring_bio *parent);
+/* Copies between a bio's data window and a flat buffer. */
+void blkring__bio_copy_to(struct blkring_bio *bio, const void *src);
+void blkring__bio_copy_from(struct blkring_bio *bio, void *dst);
+
+/* ---- submission (blk-core.c) ---- */
+
+/* Byte-range validation, as Linux's blk_validate_byte_range(). */
+int blkring__validate_byte_range(struct blkring_dev *dev, uint64_t offset, uint64_t len);
+/*
+ * Validates and issues a bio, splitting it to the device's limits.
+ * Returns a negative errno when rejected (nothing issued, end_io not
+ * called), 0 when accepted (end_io runs exactly once, maybe before return).
+ */
+int blkring__submit_bio(struct blkring_bio *bio);
+/* Polls the queues a polled bio went to. */
+int blkring__poll_bio(struct blkring_bio *bio);
+
+/* ---- hardware queues and tags (blk-mq.c) ---- */
+
+int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll,
+			unsigned depth);
+void blkring__hctxs_exit(struct blkring_dev *dev);
+/* Picks the default or poll map queue for a bio. */
+struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev, struct blkring_bio *bio);
+/* Takes a tag: true to dispatch now, false when the bio went on the wait
+ * list (it is dispatched by a later put_tag) or, with BIO_NOWAIT, -EAGAIN. */
+int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkring_bio *bio);
+/* Frees a tag; returns a waiting bio that now owns it, or NULL. */
+struct blkring_bio *blkring__hctx_put_tag(struct blkring_hctx *hctx);
+/* Poll-queue ownership: a poller skips a queue another poller holds. */
+static inline bool blkring__hctx_trylock_poll(struct blkring_hctx *hctx)
+{
+	uint32_t idle = 0;
+
+	return atomic_compare_exchange_strong_explicit(&hctx->busy, &idle, 1,
+						       memory_order_acquire, memory_order_relaxed);
+}
+static inline void blkring__hctx_unlock_poll(struct blkring_hctx *hctx)
+{
+	atomic_store_explicit(&hctx->busy, 0, memory_order_release);
+}
+
+/* ---- devices (dev.c) ---- */
+
+/* Allocates a device with the defaults; the driver fills the rest. */
+struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops);
+void blkring__dev_free(struct blkring_dev *dev);
+/* Counts one finished I/O on the calling thread's shard. */
+void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes, int status);
+unsigned blkring__op_dir(unsigned op);
+/* Takes another open reference (a volume holding its legs); drop it with
+ * blkring_dev_close(). */
+void blkring__dev_get(struct blkring_dev *dev);
+
+/* ---- device specs (spec.c) ---- */
+
+#define BLKRING_SPEC_MAX_KEYS 32
+
+struct blkring_spec {
+	char *type;
+	char *path; /* file and table: the PATH part */
+	unsigned nr;
+	struct {
+		char *key;
+		char *val;
+		bool used;
+	} kv[BLKRING_SPEC_MAX_KEYS];
+	char *buf; /* owns the strings */
+};
+
+int blkring__spec_parse(const char *text, struct blkring_spec *spec);
+void blkring__spec_free(struct blkring_spec *spec);
+/* Typed getters: 0 and *out left alone when absent; -EINVAL with a message
+ * naming the key and the accepted values when malformed. */
+int blkring__spec_u64(struct blkring_spec *spec, const char *key, uint64_t *out);
+int blkring__spec_size(struct blkring_spec *spec, const char *key, uint64_t *out);
+int blkring__spec_bool(struct blkring_spec *spec, const char *key, bool *out);
+int blkring__spec_choice(struct blkring_spec *spec, const char *key,
+			 const char *const *choices, unsigned *out);
+const char *blkring__spec_str(struct blkring_spec *spec, const char *key);
+/* -EINVAL naming the first key no getter asked for, and listing `known`. */
+int blkring__spec_check_unused(struct blkring_spec *spec, const char *known);
+
+/* A driver: one per spec TYPE. */
+struct blkring_driver {
+	const char *type;
+	bool takes_path; /* TYPE:PATH[,k=v...] */
+	int (*open)(struct blkring_spec *spec, struct blkring_dev **devp);
+};
+
+extern const struct blkring_driver blkring__null_driver;
+
+#endif

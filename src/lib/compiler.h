@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* Small compiler helpers shared by every layer. */
+#ifndef BLKRING_LIB_COMPILER_H
+#define BLKRING_LIB_COMPILER_H
+
+#include <stddef.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define CACHELINE 64
+#define __cacheline_aligned __attribute__((aligned(CACHELINE)))
+#define __unused __attribute__((unused))
+
+#endif

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "blkring.h"
+#include "error.h"
+
+static _Thread_local char last_error[512];
+
+int blkring__error(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+void blkring__clear_error(void)
+{
+	last_error[0] = '\0';
+}
+
+const char *blkring_last_error(void)
+{
+	return last_error;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread error text behind blkring_last_error(): the place that went
+ * wrong (spec key, table line, option) and what was expected.
+ */
+#ifndef BLKRING_LIB_ERROR_H
+#define BLKRING_LIB_ERROR_H
+
+/* Records the message and returns err, so callers write `return blkring__error(-EINVAL, ...)`. */
+int blkring__error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void blkring__clear_error(void);
+
+#endif

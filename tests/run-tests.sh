@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test program (tests/test-*.c) and shell test (tests/*.test.sh)
+# in each build tree given, and ends with the line CI reads:
+#   N passed, N failed, N skipped
+set -u
+cd "$(dirname "$0")/.."
+pass=0 fail=0 skip=0
+log=build/test-log.txt
+mkdir -p build
+: >"$log"
+
+count() { # variant name < output
+	local variant=$1 line
+	while IFS= read -r line; do
+		case $line in
+		PASS*) pass=$((pass + 1)) ;;
+		FAIL*) fail=$((fail + 1)); echo "$variant: $line" ;;
+		SKIP*) skip=$((skip + 1)); echo "$variant: $line" ;;
+		*) continue ;;
+		esac
+		echo "$variant: $line" >>"$log"
+	done
+}
+
+for tree in "$@"; do
+	variant=${tree##*/}
+	for t in "$tree"/tests/test-*; do
+		[[ -x $t ]] || continue
+		out=$("$t" 2>&1)
+		rc=$?
+		count "$variant" <<<"$out"
+		if [[ $rc -ne 0 ]]; then
+			fail=$((fail + 1))
+			echo "$variant: FAIL ${t##*/}: exited $rc"
+		fi
+	done
+	for t in tests/*.test.sh; do
+		[[ -f $t ]] || continue
+		out=$(BLKRING="$tree/blkring" bash "$t" 2>&1)
+		rc=$?
+		count "$variant" <<<"$out"
+		if [[ $rc -ne 0 ]]; then
+			fail=$((fail + 1))
+			echo "$variant: FAIL ${t##*/}: exited $rc"
+		fi
+	done
+done
+echo "details: $log"
+echo "$pass passed, $fail failed, $skip skipped"
+[[ $fail -eq 0 ]]

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The test harness.  A test program lists its cases; each case runs in its
+ * own forked child with a time limit, so a crash or a hang fails that case
+ * alone.  Output, one line per case, is counted by tests/run-tests.sh:
+ *   PASS name | FAIL name: why | SKIP name: why
+ */
+#ifndef BLKRING_TESTS_TEST_H
+#define BLKRING_TESTS_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkring.h"
+
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+	unsigned timeout_s; /* 0: the default, 60 s */
+};
+
+#define TEST_SKIP_EXIT 77
+
+int test_main(const struct test_case *cases, int argc, char **argv);
+
+#define TEST_FAIL(...)                                                                         \
+	do {                                                                                   \
+		fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                \
+		fprintf(stderr, __VA_ARGS__);                                                  \
+		fputc('\n', stderr);                                                           \
+		exit(1);                                                                       \
+	} while (0)
+
+#define CHECK(cond)                                                                            \
+	do {                                                                                   \
+		if (!(cond))                                                                   \
+			TEST_FAIL("check failed: %s", #cond);                                  \
+	} while (0)
+
+/* Compares two integers and prints both on failure. */
+#define CHECK_EQ(a, b)                                                                         \
+	do {                                                                                   \
+		long long _a = (long long)(a), _b = (long long)(b);                            \
+		if (_a != _b)                                                                  \
+			TEST_FAIL("%s == %s: %lld != %lld", #a, #b, _a, _b);                   \
+	} while (0)
+
+#define SKIP(...)                                                                              \
+	do {                                                                                   \
+		fprintf(stderr, "skip: ");                                                     \
+		fprintf(stderr, __VA_ARGS__);                                                  \
+		fputc('\n', stderr);                                                           \
+		exit(TEST_SKIP_EXIT);                                                          \
+	} while (0)
+
+/* Opens a device or fails the test with the library's message. */
+struct blkring_dev *test_open(const char *spec);
+
+#endif
