@@ -74,6 +74,7 @@ enum {
 	BLKRING_OP_FSYNC = 3,
 	BLKRING_OP_READ = 22,
 	BLKRING_OP_WRITE = 23,
+	BLKRING_OP_URING_CMD = 46, /* a command the device defines: sqe->cmd_op */
 	BLKRING_OP_LAST
 };
 
@@ -85,6 +86,21 @@ enum {
 /* Per-I/O flags in sqe->rw_flags. */
 #define BLKRING_RWF_FUA (1U << 0)    /* like RWF_DSYNC: durable on completion */
 #define BLKRING_RWF_NOWAIT (1U << 1) /* fail with -EAGAIN rather than wait */
+
+/*
+ * Block device commands for BLKRING_OP_URING_CMD: addr = byte offset,
+ * addr3 = byte length, every other field zero but cmd_flags.
+ * BLKRING_CMD_DISCARD is Linux's BLOCK_URING_CMD_DISCARD, _IO(0x12, 0).
+ * Linux has no write-zeroes command (the series' patches were dropped), and
+ * numbers its next block commands _IO(0x12, 1), (0x12, 2)...; ours takes an
+ * ioctl type byte of its own, 0xb7, so no future Linux value can equal it.
+ */
+#define BLKRING_CMD_DISCARD ((0x12U << 8) | 0)
+#define BLKRING_CMD_WRITE_ZEROES ((0xb7U << 8) | 0)
+
+/* cmd_flags of BLKRING_CMD_WRITE_ZEROES. */
+#define BLKRING_ZERO_NOUNMAP (1U << 0)    /* the zeroed range stays allocated */
+#define BLKRING_ZERO_NOFALLBACK (1U << 1) /* -EOPNOTSUPP rather than writing zero pages */
 
 /* Setup flags (io_uring's bits where io_uring has them). */
 #define BLKRING_SETUP_IOPOLL (1U << 0)
@@ -197,6 +213,9 @@ ssize_t blkring_dev_pread(struct blkring_dev *dev, void *buf, size_t nbytes, uin
 ssize_t blkring_dev_pwrite(struct blkring_dev *dev, const void *buf, size_t nbytes,
 			   uint64_t offset);
 int blkring_dev_flush(struct blkring_dev *dev);
+int blkring_dev_discard(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes);
+int blkring_dev_write_zeroes(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes,
+			     unsigned flags);
 
 /* Devices are always registered: sqe->fd is an index into this table. */
 int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n);
@@ -366,6 +385,25 @@ static inline void blkring_prep_fsync(struct blkring_sqe *sqe, int dev, unsigned
 {
 	blkring_prep_rw(BLKRING_OP_FSYNC, sqe, dev, NULL, 0, 0);
 	sqe->fsync_flags = fsync_flags;
+}
+
+static inline void blkring_prep_cmd_discard(struct blkring_sqe *sqe, int dev, uint64_t offset,
+					    uint64_t nbytes)
+{
+	blkring_prep_rw(BLKRING_OP_URING_CMD, sqe, dev, NULL, 0, 0);
+	sqe->cmd_op = BLKRING_CMD_DISCARD;
+	sqe->addr = offset;
+	sqe->addr3 = nbytes;
+}
+
+static inline void blkring_prep_cmd_write_zeroes(struct blkring_sqe *sqe, int dev,
+						 uint64_t offset, uint64_t nbytes, unsigned flags)
+{
+	blkring_prep_rw(BLKRING_OP_URING_CMD, sqe, dev, NULL, 0, 0);
+	sqe->cmd_op = BLKRING_CMD_WRITE_ZEROES;
+	sqe->addr = offset;
+	sqe->addr3 = nbytes;
+	sqe->cmd_flags = flags;
 }
 
 #ifdef __cplusplus

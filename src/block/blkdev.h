@@ -166,6 +166,18 @@ int blkring__submit_bio(struct blkring_bio *bio);
 /* Polls the queues a polled bio went to. */
 int blkring__poll_bio(struct blkring_bio *bio);
 
+/*
+ * Block device commands (ioctl.c, Linux's blkdev_uring_cmd): checks the SQE
+ * in Linux's order and issues the discard or write zeroes on `bio` (the
+ * request's own bio, end_io set by the ring).  With BLKRING_ISSUE_NONBLOCK a
+ * range that needs more than one bio fails with -EAGAIN before anything is
+ * issued, and the ring re-issues it from the worker pool without the flag.
+ * Returns 0 when issued (end_io runs once), a negative errno otherwise.
+ */
+#define BLKRING_ISSUE_NONBLOCK (1U << 0)
+int blkring__blkdev_uring_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe,
+			      struct blkring_bio *bio, unsigned issue_flags);
+
 /* ---- hardware queues and tags (blk-mq.c) ---- */
 
 int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll,
