@@ -38,6 +38,7 @@ enum blkring__req_op {
 #define BIO_POLLED (1U << 2)     /* goes to a poll queue; completes when polled */
 #define BIO_NOUNMAP (1U << 3)    /* write zeroes: keep the range allocated */
 #define BIO_NOFALLBACK (1U << 4) /* write zeroes: no zero-page fallback */
+#define BIO_ACCOUNT (1U << 7)    /* internal: blkring__submit_bio counts it when it ends */
 
 struct blkring_hctx;
 
@@ -77,6 +78,10 @@ struct blkring_limits {
 	uint32_t max_discard_sectors;
 	uint32_t discard_granularity; /* bytes */
 	uint32_t max_write_zeroes_sectors;
+	/* Buffer address mask the device needs (Linux's dma_alignment), e.g.
+	 * 511 for O_DIRECT-like devices; 0 takes any buffer.  When non-zero,
+	 * segment lengths must also be multiples of the logical block size. */
+	uint32_t dma_alignment;
 };
 
 /* A hardware queue with tags and a FIFO wait list, as blk-mq's hctx. */
@@ -141,6 +146,8 @@ struct blkring_dev {
 
 /* ---- bios (bio.c) ---- */
 
+/* An offset that is not a multiple of 512 leaves the bio marked invalid:
+ * blkring__submit_bio() then answers -EINVAL. */
 void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
 		       uint64_t offset, uint64_t size);
 void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size_t len);
@@ -152,6 +159,19 @@ void blkring__bio_chain(struct blkring_bio *child, struct blkring_bio *parent);
 /* Copies between a bio's data window and a flat buffer. */
 void blkring__bio_copy_to(struct blkring_bio *bio, const void *src);
 void blkring__bio_copy_from(struct blkring_bio *bio, void *dst);
+
+/* A cursor over a bio's data window, for drivers that copy piecewise. */
+struct blkring_bio_iter {
+	const struct iovec *vec;
+	size_t off; /* bytes into vec[0] */
+};
+void blkring__bio_iter_init(struct blkring_bio_iter *it, const struct blkring_bio *bio);
+void blkring__bio_iter_copy_to(struct blkring_bio_iter *it, const void *src, size_t len);
+void blkring__bio_iter_copy_from(struct blkring_bio_iter *it, void *dst, size_t len);
+void blkring__bio_iter_zero(struct blkring_bio_iter *it, size_t len);
+/* Points dst's data window at src's, `skip` bytes further in. */
+void blkring__bio_clone_window(struct blkring_bio *dst, const struct blkring_bio *src,
+			       uint64_t skip);
 
 /* ---- submission (blk-core.c) ---- */
 
@@ -165,6 +185,12 @@ int blkring__validate_byte_range(struct blkring_dev *dev, uint64_t offset, uint6
 int blkring__submit_bio(struct blkring_bio *bio);
 /* Polls the queues a polled bio went to. */
 int blkring__poll_bio(struct blkring_bio *bio);
+/* The largest bio the device takes for op, in bytes (whole logical blocks). */
+uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op);
+/* Allocates a child bio for op on [offset, offset+size) chained to parent;
+ * it frees itself when it ends.  NULL when out of memory. */
+struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigned op,
+					     uint64_t offset, uint64_t size);
 
 /*
  * Block device commands (ioctl.c, Linux's blkdev_uring_cmd): checks the SQE
@@ -214,6 +240,8 @@ unsigned blkring__op_dir(unsigned op);
 /* Takes another open reference (a volume holding its legs); drop it with
  * blkring_dev_close(). */
 void blkring__dev_get(struct blkring_dev *dev);
+/* Bios the device's hardware queues hold (dispatched or waiting for a tag). */
+unsigned blkring__dev_inflight(struct blkring_dev *dev);
 
 /* ---- device specs (spec.c) ---- */
 
