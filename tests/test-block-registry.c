@@ -146,15 +146,15 @@ static void test_concurrent_open(void)
 }
 
 static const struct test_case cases[] = {
-	{"same_spec_same_device", test_same_spec_same_device, 0},
-	{"escaped_values_canonical", test_escaped_values_canonical, 0},
-	{"bare_type", test_bare_type, 0},
-	{"busy_while_registered", test_busy_while_registered, 0},
-	{"busy_while_inflight", test_busy_while_inflight, 0},
-	{"new_device_after_last_close", test_new_device_after_last_close, 0},
-	{"bad_args", test_bad_args, 0},
-	{"concurrent_open", test_concurrent_open, 0},
-	{NULL, NULL, 0},
+    {"same_spec_same_device", test_same_spec_same_device, 0},
+    {"escaped_values_canonical", test_escaped_values_canonical, 0},
+    {"bare_type", test_bare_type, 0},
+    {"busy_while_registered", test_busy_while_registered, 0},
+    {"busy_while_inflight", test_busy_while_inflight, 0},
+    {"new_device_after_last_close", test_new_device_after_last_close, 0},
+    {"bad_args", test_bad_args, 0},
+    {"concurrent_open", test_concurrent_open, 0},
+    {NULL, NULL, 0},
 };
 
 int main(int argc, char **argv)

@@ -24,8 +24,8 @@ static void open_fails(const char *text, int err, const char *frag1, const char 
 	if (ret != err)
 		TEST_FAIL("open %s: %d, expected %d (%s)", text, ret, err, blkring_last_error());
 	if (!strstr(blkring_last_error(), frag1) || (frag2 && !strstr(blkring_last_error(), frag2)))
-		TEST_FAIL("open %s: message '%s' lacks '%s'/'%s'", text, blkring_last_error(), frag1,
-			  frag2 ? frag2 : "");
+		TEST_FAIL("open %s: message '%s' lacks '%s'/'%s'", text, blkring_last_error(),
+		          frag1, frag2 ? frag2 : "");
 	CHECK(dev == NULL);
 }
 
@@ -84,10 +84,10 @@ static void test_sizes(void)
 	static const struct {
 		const char *val;
 		uint64_t bytes;
-	} ok[] = {{"4096", 4096}, {"4K", 4096}, {"4k", 4096}, {"3M", 3 << 20},
-		  {"2G", 2ULL << 30}, {"1T", 1ULL << 40}, {"0x1000", 4096}};
-	static const char *const bad[] = {"", "K", "4KB", "4X", "-1", "99999999999999999999",
-					  "16777216T"};
+	} ok[] = {{"4096", 4096},     {"4K", 4096},       {"4k", 4096},    {"3M", 3 << 20},
+	          {"2G", 2ULL << 30}, {"1T", 1ULL << 40}, {"0x1000", 4096}};
+	static const char *const bad[] = {
+	    "", "K", "4KB", "4X", "-1", "99999999999999999999", "16777216T"};
 	char text[64];
 
 	for (unsigned i = 0; i < ARRAY_SIZE(ok); i++) {
@@ -108,8 +108,9 @@ static void test_sizes(void)
 		s = parse_ok(text);
 		CHECK_EQ(blkring__spec_size(&s, "size", &v), -EINVAL);
 		CHECK_EQ(v, 7);
-		CHECK(strstr(blkring_last_error(), "for key 'size': expected bytes with an optional "
-						   "K, M, G or T suffix"));
+		CHECK(strstr(blkring_last_error(),
+		             "for key 'size': expected bytes with an optional "
+		             "K, M, G or T suffix"));
 		blkring__spec_free(&s);
 	}
 }
@@ -134,7 +135,7 @@ static void test_getters(void)
 	CHECK(strstr(blkring_last_error(), "bad value 'maybe' for key 'e': expected 0 or 1"));
 	CHECK_EQ(blkring__spec_choice(&s, "f", modes, &c), -EINVAL);
 	CHECK(strstr(blkring_last_error(),
-		     "bad value 'fast' for key 'f': expected none|softirq|timer (or 0..2)"));
+	             "bad value 'fast' for key 'f': expected none|softirq|timer (or 0..2)"));
 	CHECK_EQ(blkring__spec_u64(&s, "g", &n), -EINVAL);
 	CHECK(strstr(blkring_last_error(), "for key 'g': expected a non-negative integer"));
 	CHECK_EQ(blkring__spec_check_unused(&s, "n, b, c, d, e, f, g"), 0);
@@ -169,7 +170,7 @@ static void test_open_errors(void)
 	open_fails("null:bs=4096,max_sectors=4", -EINVAL, "key 'max_sectors'", "bs/512");
 	open_fails("null:max_discard_sectors=0", -EINVAL, "key 'max_discard_sectors'", "bs/512");
 	open_fails("null:max_write_zeroes_sectors=0", -EINVAL, "key 'max_write_zeroes_sectors'",
-		   "bs/512");
+	           "bs/512");
 	open_fails("null:mbps=x", -EINVAL, "key 'mbps'", "integer");
 	open_fails("null:badblocks=5-3", -EINVAL, "key 'badblocks'", "START-END");
 	open_fails("null:badblocks=1-2+", -EINVAL, "key 'badblocks'", "START-END");
@@ -179,12 +180,12 @@ static void test_open_errors(void)
 }
 
 static const struct test_case cases[] = {
-	{"syntax", test_syntax, 0},
-	{"syntax_errors", test_syntax_errors, 0},
-	{"sizes", test_sizes, 0},
-	{"getters", test_getters, 0},
-	{"open_errors", test_open_errors, 0},
-	{NULL, NULL, 0},
+    {"syntax", test_syntax, 0},
+    {"syntax_errors", test_syntax_errors, 0},
+    {"sizes", test_sizes, 0},
+    {"getters", test_getters, 0},
+    {"open_errors", test_open_errors, 0},
+    {NULL, NULL, 0},
 };
 
 int main(int argc, char **argv)

@@ -10,7 +10,7 @@
 #include "blkdev.h"
 
 void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
-		       uint64_t offset, uint64_t size)
+                       uint64_t offset, uint64_t size)
 {
 	bio->dev = dev;
 	bio->op = (uint8_t)op;
@@ -50,7 +50,7 @@ static void bio_set_status(struct blkring_bio *bio, int status)
 
 	if (unlikely(status))
 		__atomic_compare_exchange_n(&bio->status, &ok, (int16_t)status, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		                            __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 /*
@@ -164,7 +164,7 @@ void blkring__bio_copy_from(struct blkring_bio *bio, void *dst)
 }
 
 void blkring__bio_clone_window(struct blkring_bio *dst, const struct blkring_bio *src,
-			       uint64_t skip)
+                               uint64_t skip)
 {
 	const struct iovec *vec = src->vec;
 	uint32_t nr = src->nr_vecs;
@@ -192,7 +192,7 @@ static void child_end_io(struct blkring_bio *bio)
 }
 
 struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigned op,
-					     uint64_t offset, uint64_t size)
+                                             uint64_t offset, uint64_t size)
 {
 	struct blkring_bio *child = malloc(sizeof(*child));
 

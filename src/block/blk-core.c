@@ -103,7 +103,7 @@ static int check_bio(struct blkring_bio *bio)
 		return -EINVAL;
 	}
 	if (unlikely(blkring__validate_byte_range(dev, offset, bio->size) ||
-		     bio->size > MAX_RW_BYTES || !bio->vec))
+	             bio->size > MAX_RW_BYTES || !bio->vec))
 		return -EINVAL;
 	if ((bio->flags & BIO_POLLED) && !(features & BLKRING_FEAT_POLL))
 		return -EOPNOTSUPP;

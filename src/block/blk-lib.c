@@ -39,7 +39,7 @@ static int submit_and_wait(struct blkring_bio *bio)
 }
 
 static ssize_t sync_rw(struct blkring_dev *dev, unsigned op, void *buf, size_t nbytes,
-		       uint64_t offset)
+                       uint64_t offset)
 {
 	struct blkring_bio bio;
 	int ret;
@@ -57,8 +57,7 @@ ssize_t blkring_dev_pread(struct blkring_dev *dev, void *buf, size_t nbytes, uin
 	return sync_rw(dev, REQ_OP_READ, buf, nbytes, offset);
 }
 
-ssize_t blkring_dev_pwrite(struct blkring_dev *dev, const void *buf, size_t nbytes,
-			   uint64_t offset)
+ssize_t blkring_dev_pwrite(struct blkring_dev *dev, const void *buf, size_t nbytes, uint64_t offset)
 {
 	return sync_rw(dev, REQ_OP_WRITE, (void *)buf, nbytes, offset);
 }

@@ -16,8 +16,7 @@
 
 #include "blkdev.h"
 
-int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll,
-			unsigned depth)
+int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll, unsigned depth)
 {
 	unsigned nr = nr_hw + nr_poll;
 	struct blkring_hctx *hctxs;
@@ -30,8 +29,8 @@ int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_pol
 	for (unsigned i = 0; i < nr; i++) {
 		struct blkring_hctx *hctx = &hctxs[i];
 
-		*hctx = (struct blkring_hctx){.dev = dev, .index = i, .poll = i >= nr_hw,
-					      .depth = depth};
+		*hctx = (struct blkring_hctx){
+		    .dev = dev, .index = i, .poll = i >= nr_hw, .depth = depth};
 		pthread_mutex_init(&hctx->wait_lock, NULL);
 	}
 	dev->hctxs = hctxs;
@@ -69,9 +68,8 @@ static bool tag_try_get(struct blkring_hctx *hctx)
 	uint32_t n = atomic_load_explicit(&hctx->inflight, memory_order_relaxed);
 
 	while (n < hctx->depth) {
-		if (atomic_compare_exchange_weak_explicit(&hctx->inflight, &n, n + 1,
-							  memory_order_seq_cst,
-							  memory_order_relaxed))
+		if (atomic_compare_exchange_weak_explicit(
+		        &hctx->inflight, &n, n + 1, memory_order_seq_cst, memory_order_relaxed))
 			return true;
 	}
 	return false;

@@ -16,7 +16,7 @@
 
 /* Every driver, by spec TYPE. */
 static const struct blkring_driver *const drivers[] = {
-	&blkring__null_driver,
+    &blkring__null_driver,
 };
 
 /* Recursive: a volume's open opens its legs through blkring_dev_open(). */
@@ -78,14 +78,14 @@ static int unknown_type(const struct blkring_spec *spec)
 
 	for (unsigned i = 0; i < ARRAY_SIZE(drivers) && len < sizeof(known); i++)
 		len += snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
-				drivers[i]->type);
+		                drivers[i]->type);
 	if (!strcmp(spec->type, "file"))
 		return blkring__error(-ENODEV,
-				      "'%s': paths need the file driver, which this build does "
-				      "not have; known types: %s",
-				      spec->path ? spec->path : "", known);
+		                      "'%s': paths need the file driver, which this build does "
+		                      "not have; known types: %s",
+		                      spec->path ? spec->path : "", known);
 	return blkring__error(-ENODEV, "unknown device type '%s'; known types: %s", spec->type,
-			      known);
+	                      known);
 }
 
 /* ---- canonical specs: the registry key ---- */
@@ -197,12 +197,12 @@ static int check_limits(struct blkring_dev *dev)
 	    (!lim->max_discard_sectors && (dev->features & BLKRING_FEAT_DISCARD)) ||
 	    (!lim->max_write_zeroes_sectors && (dev->features & BLKRING_FEAT_WRITE_ZEROES)))
 		return blkring__error(-EINVAL, "%s: a per-I/O limit is below one block (%u bytes)",
-				      dev->ops->name, lim->logical_block_size);
+		                      dev->ops->name, lim->logical_block_size);
 	return 0;
 }
 
 static int open_new(const struct blkring_driver *drv, struct blkring_spec *spec, char *key,
-		    struct blkring_dev **devp)
+                    struct blkring_dev **devp)
 {
 	struct blkring_dev *dev = NULL;
 	int ret = drv->open(spec, &dev);
@@ -229,13 +229,14 @@ static int check_path(const struct blkring_driver *drv, struct blkring_spec *spe
 	char *abs;
 
 	if (!drv->takes_path && spec->path)
-		return blkring__error(-EINVAL, "%s: item 1 '%s': expected key=value (%s takes no path)",
-				      spec->type, spec->path, spec->type);
+		return blkring__error(-EINVAL,
+		                      "%s: item 1 '%s': expected key=value (%s takes no path)",
+		                      spec->type, spec->path, spec->type);
 	if (!drv->takes_path)
 		return 0;
 	if (!spec->path || !*spec->path)
 		return blkring__error(-EINVAL, "%s: expected %s:PATH[,key=value...]", spec->type,
-				      spec->type);
+		                      spec->type);
 	abs = absolute_path(spec->path);
 	if (!abs)
 		return -ENOMEM;
@@ -343,8 +344,8 @@ static int shard_claim(void)
 		if (taken & (1U << i))
 			continue;
 		if (atomic_compare_exchange_strong_explicit(&shards_taken, &taken, taken | 1U << i,
-							    memory_order_acquire,
-							    memory_order_relaxed)) {
+		                                            memory_order_acquire,
+		                                            memory_order_relaxed)) {
 			pthread_setspecific(shard_key, (void *)(uintptr_t)(i + 1));
 			return i;
 		}
@@ -357,7 +358,7 @@ static inline void stat_add(_Atomic uint64_t *c, uint64_t v, bool owned)
 {
 	if (owned)
 		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
-				      memory_order_relaxed);
+		                      memory_order_relaxed);
 	else
 		atomic_fetch_add_explicit(c, v, memory_order_relaxed);
 }
@@ -382,11 +383,11 @@ void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes,
 unsigned blkring__op_dir(unsigned op)
 {
 	static const uint8_t dir[] = {
-		[REQ_OP_READ] = BLKRING_DIR_READ,
-		[REQ_OP_WRITE] = BLKRING_DIR_WRITE,
-		[REQ_OP_FLUSH] = BLKRING_DIR_FLUSH,
-		[REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
-		[REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
+	    [REQ_OP_READ] = BLKRING_DIR_READ,
+	    [REQ_OP_WRITE] = BLKRING_DIR_WRITE,
+	    [REQ_OP_FLUSH] = BLKRING_DIR_FLUSH,
+	    [REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
+	    [REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
 	};
 
 	return dir[op];
@@ -413,12 +414,12 @@ int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info)
 	info->read_only = dev->read_only;
 	for (unsigned s = 0; s < BLKRING_STATS_SHARDS; s++) {
 		for (unsigned d = 0; d < BLKRING_DIR_NR; d++) {
-			info->ios[d] += atomic_load_explicit(&dev->stats[s].ios[d],
-							     memory_order_relaxed);
-			info->bytes[d] += atomic_load_explicit(&dev->stats[s].bytes[d],
-							       memory_order_relaxed);
-			info->errors[d] += atomic_load_explicit(&dev->stats[s].errors[d],
-								memory_order_relaxed);
+			info->ios[d] +=
+			    atomic_load_explicit(&dev->stats[s].ios[d], memory_order_relaxed);
+			info->bytes[d] +=
+			    atomic_load_explicit(&dev->stats[s].bytes[d], memory_order_relaxed);
+			info->errors[d] +=
+			    atomic_load_explicit(&dev->stats[s].errors[d], memory_order_relaxed);
 		}
 	}
 	return 0;

@@ -39,15 +39,15 @@ static int add_kv(struct blkring_spec *spec, char *item, unsigned pos)
 
 	if (!eq || eq == item)
 		return blkring__error(-EINVAL, "%s: item %u '%s': expected key=value", spec->type,
-				      pos, item);
+		                      pos, item);
 	*eq = '\0';
 	for (unsigned i = 0; i < spec->nr; i++)
 		if (!strcmp(spec->kv[i].key, item))
 			return blkring__error(-EINVAL, "%s: key '%s' given twice", spec->type,
-					      item);
+			                      item);
 	if (spec->nr == BLKRING_SPEC_MAX_KEYS)
 		return blkring__error(-EINVAL, "%s: more than %d keys", spec->type,
-				      BLKRING_SPEC_MAX_KEYS);
+		                      BLKRING_SPEC_MAX_KEYS);
 	spec->kv[spec->nr].key = item;
 	spec->kv[spec->nr].val = eq + 1;
 	spec->kv[spec->nr].used = false;
@@ -121,10 +121,10 @@ static const char *spec_take(struct blkring_spec *spec, const char *key)
 }
 
 static int bad_value(struct blkring_spec *spec, const char *key, const char *val,
-		     const char *expected)
+                     const char *expected)
 {
 	return blkring__error(-EINVAL, "%s: bad value '%s' for key '%s': expected %s", spec->type,
-			      val, key, expected);
+	                      val, key, expected);
 }
 
 /* Decimal or 0x-prefixed digits; returns the end or NULL on overflow. */
@@ -177,7 +177,8 @@ static int size_shift(char suffix)
 
 int blkring__spec_size(struct blkring_spec *spec, const char *key, uint64_t *out)
 {
-	static const char expected[] = "bytes with an optional K, M, G or T suffix (powers of 1024)";
+	static const char expected[] =
+	    "bytes with an optional K, M, G or T suffix (powers of 1024)";
 	const char *val = spec_take(spec, key);
 	const char *end;
 	uint64_t v;
@@ -211,8 +212,8 @@ int blkring__spec_bool(struct blkring_spec *spec, const char *key, bool *out)
 	return bad_value(spec, key, val, "0 or 1 (or no/yes, false/true, off/on)");
 }
 
-int blkring__spec_choice(struct blkring_spec *spec, const char *key,
-			 const char *const *choices, unsigned *out)
+int blkring__spec_choice(struct blkring_spec *spec, const char *key, const char *const *choices,
+                         unsigned *out)
 {
 	const char *val = spec_take(spec, key);
 	char expected[256];
@@ -230,7 +231,7 @@ int blkring__spec_choice(struct blkring_spec *spec, const char *key,
 	}
 	for (unsigned i = 0; i < n && len < sizeof(expected); i++)
 		len += snprintf(expected + len, sizeof(expected) - len, "%s%s", i ? "|" : "",
-				choices[i]);
+		                choices[i]);
 	if (len < sizeof(expected))
 		snprintf(expected + len, sizeof(expected) - len, " (or 0..%u)", n - 1);
 	return bad_value(spec, key, val, expected);
@@ -246,6 +247,6 @@ int blkring__spec_check_unused(struct blkring_spec *spec, const char *known)
 	for (unsigned i = 0; i < spec->nr; i++)
 		if (!spec->kv[i].used)
 			return blkring__error(-EINVAL, "%s: unknown key '%s'; known keys: %s",
-					      spec->type, spec->kv[i].key, known);
+			                      spec->type, spec->kv[i].key, known);
 	return 0;
 }

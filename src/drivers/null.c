@@ -31,9 +31,9 @@ enum { IRQ_NONE, IRQ_SOFTIRQ, IRQ_TIMER };
 static const char *const irqmodes[] = {"none", "softirq", "timer", NULL};
 
 static const char null_keys[] =
-	"size, bs, submit_queues, poll_queues, hw_queue_depth, irqmode, completion_nsec, "
-	"memory_backed, discard, write_zeroes, max_sectors, max_discard_sectors, "
-	"max_write_zeroes_sectors, mbps, badblocks, ro, name";
+    "size, bs, submit_queues, poll_queues, hw_queue_depth, irqmode, completion_nsec, "
+    "memory_backed, discard, write_zeroes, max_sectors, max_discard_sectors, "
+    "max_write_zeroes_sectors, mbps, badblocks, ro, name";
 
 struct null_conf {
 	uint64_t size, bs, submit_queues, poll_queues, hw_queue_depth;
@@ -65,7 +65,7 @@ struct null_queue {
 
 struct null_dev {
 	struct null_conf conf;
-	bool inline_completion; /* irqmode=none and no bandwidth limit */
+	bool inline_completion;       /* irqmode=none and no bandwidth limit */
 	_Atomic uint64_t bw_clock_ns; /* mbps: when the link is next free */
 	/* Sparse store: leaves of page pointers, installed with a CAS; page
 	 * pointers and page contents are guarded by the page's stripe lock. */
@@ -97,7 +97,7 @@ static uint8_t **leaf_get(struct null_dev *nd, uint64_t page, bool alloc)
 	if (!leaf)
 		return NULL;
 	if (!atomic_compare_exchange_strong_explicit(slot, &none, leaf, memory_order_acq_rel,
-						     memory_order_acquire)) {
+	                                             memory_order_acquire)) {
 		free(leaf);
 		leaf = none;
 	}
@@ -133,10 +133,10 @@ static void page_free(struct null_dev *nd, uint8_t **slot)
 
 /* One page's part of a bio: [off, off + len) within the page. */
 static int page_op(struct null_dev *nd, struct blkring_bio *bio, struct blkring_bio_iter *it,
-		   uint64_t page, unsigned off, unsigned len)
+                   uint64_t page, unsigned off, unsigned len)
 {
 	bool write = bio->op == REQ_OP_WRITE ||
-		     (bio->op == REQ_OP_WRITE_ZEROES && (bio->flags & BIO_NOUNMAP));
+	             (bio->op == REQ_OP_WRITE_ZEROES && (bio->flags & BIO_NOUNMAP));
 	bool whole = off == 0 && len == NULL_PAGE_SIZE;
 	uint8_t **slot = page_slot(nd, page, write);
 	int ret = 0;
@@ -275,8 +275,8 @@ static uint64_t bandwidth_deadline(struct null_dev *nd, uint64_t now, uint64_t b
 
 	do {
 		next = (clock > now ? clock : now) + cost;
-	} while (!atomic_compare_exchange_weak_explicit(&nd->bw_clock_ns, &clock, next,
-							memory_order_relaxed, memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &nd->bw_clock_ns, &clock, next, memory_order_relaxed, memory_order_relaxed));
 	return next;
 }
 
@@ -297,6 +297,17 @@ static uint64_t bio_deadline(struct null_dev *nd, struct blkring_bio *bio)
 	return at;
 }
 
+/* Changing the word makes a futex_wait() not yet asleep return at once. */
+static void queue_wake(struct null_queue *q)
+{
+	uint32_t sleeping = THREAD_SLEEPING;
+
+	if (atomic_load_explicit(&q->state, memory_order_relaxed) == THREAD_SLEEPING &&
+	    atomic_compare_exchange_strong_explicit(&q->state, &sleeping, THREAD_RUNNING,
+	                                            memory_order_relaxed, memory_order_relaxed))
+		futex_wake(&q->state, 1);
+}
+
 static void queue_push(struct null_queue *q, struct blkring_bio *bio)
 {
 	bio->deadline_ns = bio_deadline(q->nd, bio);
@@ -305,8 +316,7 @@ static void queue_push(struct null_queue *q, struct blkring_bio *bio)
 	/* First arrival: pairs with the thread's store of SLEEPING and its
 	 * recheck of the list (Dekker). */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&q->state, memory_order_relaxed) == THREAD_SLEEPING)
-		futex_wake(&q->state, 1);
+	queue_wake(q);
 }
 
 static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
@@ -467,7 +477,7 @@ static void queues_stop(struct null_dev *nd, unsigned nr)
 			continue;
 		atomic_store_explicit(&q->stop, true, memory_order_release);
 		atomic_thread_fence(memory_order_seq_cst);
-		futex_wake(&q->state, 1);
+		queue_wake(q);
 		pthread_join(q->thread, NULL);
 		q->has_thread = false;
 	}
@@ -516,24 +526,24 @@ static void null_destroy(struct blkring_dev *dev)
 }
 
 static const struct blkring_dev_ops null_ops = {
-	.name = "null",
-	.submit_bio = null_submit_bio,
-	.poll = null_poll,
-	.destroy = null_destroy,
+    .name = "null",
+    .submit_bio = null_submit_bio,
+    .poll = null_poll,
+    .destroy = null_destroy,
 };
 
 /* ---- the spec ---- */
 
 static int conf_error(const char *key, uint64_t val, const char *expected)
 {
-	return blkring__error(-EINVAL, "null: bad value %" PRIu64 " for key '%s': expected %s",
-			      val, key, expected);
+	return blkring__error(-EINVAL, "null: bad value %" PRIu64 " for key '%s': expected %s", val,
+	                      key, expected);
 }
 
 static int parse_range(struct blkring_spec *spec, struct null_conf *c, const char *text)
 {
 	static const char expected[] =
-		"sector ranges START-END joined by '+', e.g. 100-199+4096-4103";
+	    "sector ranges START-END joined by '+', e.g. 100-199+4096-4103";
 	const char *p = text;
 
 	while (*p) {
@@ -559,8 +569,9 @@ static int parse_range(struct blkring_spec *spec, struct null_conf *c, const cha
 		goto bad;
 	return 0;
 bad:
-	return blkring__error(-EINVAL, "%s: bad value '%s' for key 'badblocks': expected %s (at most %d)",
-			      spec->type, text, expected, MAX_BADBLOCKS);
+	return blkring__error(-EINVAL,
+	                      "%s: bad value '%s' for key 'badblocks': expected %s (at most %d)",
+	                      spec->type, text, expected, MAX_BADBLOCKS);
 }
 
 static int parse_keys(struct blkring_spec *spec, struct null_conf *c)
@@ -602,22 +613,25 @@ static int check_conf(const struct null_conf *c)
 		return conf_error("poll_queues", c->poll_queues, "0 to 64");
 	if (!c->hw_queue_depth || c->hw_queue_depth > 65536)
 		return conf_error("hw_queue_depth", c->hw_queue_depth, "1 to 65536");
-	if (c->max_sectors && (c->max_sectors < c->bs >> SECTOR_SHIFT || c->max_sectors > UINT32_MAX))
+	if (c->max_sectors &&
+	    (c->max_sectors < c->bs >> SECTOR_SHIFT || c->max_sectors > UINT32_MAX))
 		return conf_error("max_sectors", c->max_sectors, "0 (default) or bs/512 to 2^32-1");
 	if (c->max_discard_sectors < c->bs >> SECTOR_SHIFT || c->max_discard_sectors > UINT32_MAX)
-		return conf_error("max_discard_sectors", c->max_discard_sectors, "bs/512 to 2^32-1");
+		return conf_error("max_discard_sectors", c->max_discard_sectors,
+		                  "bs/512 to 2^32-1");
 	if (c->max_write_zeroes_sectors < c->bs >> SECTOR_SHIFT ||
 	    c->max_write_zeroes_sectors > UINT32_MAX)
 		return conf_error("max_write_zeroes_sectors", c->max_write_zeroes_sectors,
-				  "bs/512 to 2^32-1");
+		                  "bs/512 to 2^32-1");
 	if (c->mbps > (UINT64_MAX >> 20) / 1000000000ULL)
 		return conf_error("mbps", c->mbps, "MiB/s, 0 for no limit");
 	/* null_blk ignores these silently without memory; we say so. */
 	if (c->discard && !c->memory_backed)
-		return blkring__error(-EINVAL, "null: key 'discard': discard=1 needs memory_backed=1");
-	if (c->write_zeroes && !c->memory_backed)
 		return blkring__error(-EINVAL,
-				      "null: key 'write_zeroes': write_zeroes=1 needs memory_backed=1");
+		                      "null: key 'discard': discard=1 needs memory_backed=1");
+	if (c->write_zeroes && !c->memory_backed)
+		return blkring__error(
+		    -EINVAL, "null: key 'write_zeroes': write_zeroes=1 needs memory_backed=1");
 	return 0;
 }
 
@@ -635,22 +649,22 @@ static void set_limits(struct blkring_dev *dev, const struct null_conf *c)
 	lim->max_discard_sectors = c->discard ? (uint32_t)c->max_discard_sectors : 0;
 	lim->max_write_zeroes_sectors = c->write_zeroes ? (uint32_t)c->max_write_zeroes_sectors : 0;
 	dev->features = (c->discard ? BLKRING_FEAT_DISCARD : 0) |
-			(c->write_zeroes ? BLKRING_FEAT_WRITE_ZEROES : 0) |
-			(c->poll_queues ? BLKRING_FEAT_POLL : 0);
+	                (c->write_zeroes ? BLKRING_FEAT_WRITE_ZEROES : 0) |
+	                (c->poll_queues ? BLKRING_FEAT_POLL : 0);
 }
 
 static int null_open(struct blkring_spec *spec, struct blkring_dev **devp)
 {
 	struct null_conf c = {
-		.size = 250ULL << 30,
-		.bs = 512,
-		.submit_queues = 1,
-		.poll_queues = 1,
-		.hw_queue_depth = 64,
-		.irqmode = IRQ_SOFTIRQ,
-		.completion_nsec = 10000,
-		.max_discard_sectors = UINT32_MAX >> SECTOR_SHIFT,
-		.max_write_zeroes_sectors = UINT32_MAX >> SECTOR_SHIFT,
+	    .size = 250ULL << 30,
+	    .bs = 512,
+	    .submit_queues = 1,
+	    .poll_queues = 1,
+	    .hw_queue_depth = 64,
+	    .irqmode = IRQ_SOFTIRQ,
+	    .completion_nsec = 10000,
+	    .max_discard_sectors = UINT32_MAX >> SECTOR_SHIFT,
+	    .max_write_zeroes_sectors = UINT32_MAX >> SECTOR_SHIFT,
 	};
 	struct blkring_dev *dev;
 	struct null_dev *nd;
@@ -671,7 +685,7 @@ static int null_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	nd->inline_completion = c.irqmode == IRQ_NONE && !c.mbps;
 	set_limits(dev, &c);
 	ret = blkring__hctxs_init(dev, (unsigned)c.submit_queues, (unsigned)c.poll_queues,
-				  (unsigned)c.hw_queue_depth);
+	                          (unsigned)c.hw_queue_depth);
 	if (!ret && c.memory_backed)
 		ret = store_init(nd);
 	if (!ret)
@@ -680,7 +694,7 @@ static int null_open(struct blkring_spec *spec, struct blkring_dev **devp)
 }
 
 const struct blkring_driver blkring__null_driver = {
-	.type = "null",
-	.takes_path = false,
-	.open = null_open,
+    .type = "null",
+    .takes_path = false,
+    .open = null_open,
 };
