@@ -297,26 +297,28 @@ static uint64_t bio_deadline(struct null_dev *nd, struct blkring_bio *bio)
 	return at;
 }
 
-/* Changing the word makes a futex_wait() not yet asleep return at once. */
+/*
+ * Sleeping without a lost wake-up: the thread exchanges SLEEPING into the
+ * word and then looks at the list; a waker pushes and then exchanges
+ * RUNNING in.  The two exchanges are ordered, so either the waker sees
+ * SLEEPING (and wakes it; the changed word also makes a futex_wait() not
+ * yet asleep return) or the thread's exchange acquires the waker's and
+ * sees the push.
+ */
 static void queue_wake(struct null_queue *q)
 {
-	uint32_t sleeping = THREAD_SLEEPING;
-
-	if (atomic_load_explicit(&q->state, memory_order_relaxed) == THREAD_SLEEPING &&
-	    atomic_compare_exchange_strong_explicit(&q->state, &sleeping, THREAD_RUNNING,
-	                                            memory_order_relaxed, memory_order_relaxed))
+	if (atomic_exchange_explicit(&q->state, THREAD_RUNNING, memory_order_acq_rel) ==
+	    THREAD_SLEEPING)
 		futex_wake(&q->state, 1);
 }
 
 static void queue_push(struct null_queue *q, struct blkring_bio *bio)
 {
 	bio->deadline_ns = bio_deadline(q->nd, bio);
-	if (!llist_add(&bio->node, &q->submitted) || !q->has_thread)
-		return;
-	/* First arrival: pairs with the thread's store of SLEEPING and its
-	 * recheck of the list (Dekker). */
-	atomic_thread_fence(memory_order_seq_cst);
-	queue_wake(q);
+	/* Only a first arrival can find the thread asleep: it sleeps only
+	 * with an empty list. */
+	if (llist_add(&bio->node, &q->submitted) && q->has_thread)
+		queue_wake(q);
 }
 
 static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
@@ -407,9 +409,9 @@ static void thread_sleep(struct null_queue *q, uint64_t until_ns)
 {
 	struct timespec ts, *tsp = NULL;
 
-	atomic_store_explicit(&q->state, THREAD_SLEEPING, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
-	if (llist_empty(&q->submitted) && !atomic_load_explicit(&q->stop, memory_order_relaxed)) {
+	atomic_exchange_explicit(&q->state, THREAD_SLEEPING, memory_order_acq_rel);
+	if (!atomic_load_explicit(&q->submitted.first, memory_order_acquire) &&
+	    !atomic_load_explicit(&q->stop, memory_order_relaxed)) {
 		if (until_ns) {
 			uint64_t now = now_ns(), left = until_ns > now ? until_ns - now : 0;
 
@@ -475,8 +477,7 @@ static void queues_stop(struct null_dev *nd, unsigned nr)
 
 		if (!q->has_thread)
 			continue;
-		atomic_store_explicit(&q->stop, true, memory_order_release);
-		atomic_thread_fence(memory_order_seq_cst);
+		atomic_store_explicit(&q->stop, true, memory_order_relaxed);
 		queue_wake(q);
 		pthread_join(q->thread, NULL);
 		q->has_thread = false;
