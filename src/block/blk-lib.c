@@ -23,6 +23,13 @@ static void sync_end_io(struct blkring_bio *bio)
 	futex_wake(&w->done, 1);
 }
 
+static int sync_wait(struct sync_wait *w)
+{
+	while (!atomic_load_explicit(&w->done, memory_order_acquire))
+		futex_wait(&w->done, 0, NULL);
+	return w->status;
+}
+
 static int submit_and_wait(struct blkring_bio *bio)
 {
 	struct sync_wait w = {.done = 0};
@@ -31,11 +38,7 @@ static int submit_and_wait(struct blkring_bio *bio)
 	bio->end_io = sync_end_io;
 	bio->private = &w;
 	ret = blkring__submit_bio(bio);
-	if (ret)
-		return ret;
-	while (!atomic_load_explicit(&w.done, memory_order_acquire))
-		futex_wait(&w.done, 0, NULL);
-	return w.status;
+	return ret ? ret : sync_wait(&w);
 }
 
 static ssize_t sync_rw(struct blkring_dev *dev, unsigned op, void *buf, size_t nbytes,
@@ -70,4 +73,37 @@ int blkring_dev_flush(struct blkring_dev *dev)
 		return -EINVAL;
 	blkring__bio_init(&bio, dev, REQ_OP_FLUSH, 0, 0);
 	return submit_and_wait(&bio);
+}
+
+/* The synchronous baseline of the ring commands: same checks, same bios. */
+static int sync_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe)
+{
+	struct sync_wait w = {.done = 0};
+	struct blkring_bio bio;
+	int ret;
+
+	if (!dev)
+		return -EINVAL;
+	blkring__bio_init(&bio, dev, REQ_OP_DISCARD, 0, 0);
+	bio.end_io = sync_end_io;
+	bio.private = &w;
+	ret = blkring__blkdev_uring_cmd(dev, sqe, &bio, 0);
+	return ret ? ret : sync_wait(&w);
+}
+
+int blkring_dev_discard(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes)
+{
+	struct blkring_sqe sqe;
+
+	blkring_prep_cmd_discard(&sqe, 0, offset, nbytes);
+	return sync_cmd(dev, &sqe);
+}
+
+int blkring_dev_write_zeroes(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes,
+                             unsigned flags)
+{
+	struct blkring_sqe sqe;
+
+	blkring_prep_cmd_write_zeroes(&sqe, 0, offset, nbytes, flags);
+	return sync_cmd(dev, &sqe);
 }

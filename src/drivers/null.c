@@ -167,9 +167,20 @@ static int page_op(struct null_dev *nd, struct blkring_bio *bio, struct blkring_
 	return ret;
 }
 
+/* The first byte of the next leaf, or end. */
+static uint64_t skip_leaf(uint64_t pos, uint64_t end)
+{
+	uint64_t leaf_bytes = (uint64_t)NULL_PAGE_SIZE << LEAF_SHIFT;
+	uint64_t next = (pos / leaf_bytes + 1) * leaf_bytes;
+
+	return next < end ? next : end;
+}
+
 static int store_transfer(struct null_dev *nd, struct blkring_bio *bio)
 {
 	uint64_t pos = bio->sector << SECTOR_SHIFT, end = pos + bio->size;
+	bool unmap = bio->op == REQ_OP_DISCARD ||
+	             (bio->op == REQ_OP_WRITE_ZEROES && !(bio->flags & BIO_NOUNMAP));
 	struct blkring_bio_iter it;
 	int ret = 0;
 
@@ -179,6 +190,10 @@ static int store_transfer(struct null_dev *nd, struct blkring_bio *bio)
 		unsigned off = pos & (NULL_PAGE_SIZE - 1);
 		unsigned len = NULL_PAGE_SIZE - off;
 
+		if (unmap && !leaf_get(nd, pos >> NULL_PAGE_SHIFT, false)) {
+			pos = skip_leaf(pos, end); /* nothing stored there */
+			continue;
+		}
 		if (len > end - pos)
 			len = (unsigned)(end - pos);
 		ret = page_op(nd, bio, &it, pos >> NULL_PAGE_SHIFT, off, len);
