@@ -151,7 +151,7 @@ static void test_getters(void)
 static void test_open_errors(void)
 {
 	open_fails("nosuch:size=1", -ENODEV, "unknown device type 'nosuch'", "known types: null");
-	open_fails("/dev/shm/x", -ENODEV, "file driver", "known types: null");
+	open_fails("/dev/shm/x", -ENOENT, "'/dev/shm/x'", "no such file");
 	open_fails("null:bogus=1", -EINVAL, "unknown key 'bogus'", "known keys: size, bs,");
 	open_fails("null:size=12Q", -EINVAL, "key 'size'", "K, M, G or T");
 	open_fails("null:size=1000", -EINVAL, "key 'size'", "multiple of bs");

@@ -17,6 +17,7 @@
 /* Every driver, by spec TYPE. */
 static const struct blkring_driver *const drivers[] = {
     &blkring__null_driver,
+    &blkring__file_driver,
 };
 
 /* Recursive: a volume's open opens its legs through blkring_dev_open(). */
@@ -79,11 +80,6 @@ static int unknown_type(const struct blkring_spec *spec)
 	for (unsigned i = 0; i < ARRAY_SIZE(drivers) && len < sizeof(known); i++)
 		len += snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
 		                drivers[i]->type);
-	if (!strcmp(spec->type, "file"))
-		return blkring__error(-ENODEV,
-		                      "'%s': paths need the file driver, which this build does "
-		                      "not have; known types: %s",
-		                      spec->path ? spec->path : "", known);
 	return blkring__error(-ENODEV, "unknown device type '%s'; known types: %s", spec->type,
 	                      known);
 }
@@ -121,17 +117,29 @@ static int cmp_kv(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Relative paths become absolute (resolved through links when they exist). */
+/*
+ * Relative paths become absolute, resolved through links.  A path that does
+ * not exist yet (a file size= will create) resolves its directory, so the
+ * name it gets is the one realpath() gives once the file exists.
+ */
 static char *absolute_path(const char *path)
 {
-	char cwd[PATH_MAX], *abs = realpath(path, NULL);
+	char *abs = realpath(path, NULL), *copy, *dir;
+	const char *base;
 
-	if (abs || path[0] == '/')
-		return abs ? abs : strdup(path);
-	if (!getcwd(cwd, sizeof(cwd)))
+	if (abs)
+		return abs;
+	base = strrchr(path, '/');
+	copy = strndup(path, base ? (size_t)(base - path) : 0);
+	if (!copy)
 		return NULL;
-	if (asprintf(&abs, "%s/%s", cwd, path) < 0)
-		return NULL;
+	dir = realpath(base ? (*copy ? copy : "/") : ".", NULL);
+	free(copy);
+	if (!dir)
+		return strdup(path); /* opening it fails and says why */
+	if (asprintf(&abs, "%s/%s", strcmp(dir, "/") ? dir : "", base ? base + 1 : path) < 0)
+		abs = NULL;
+	free(dir);
 	return abs;
 }
 

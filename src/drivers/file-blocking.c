@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The file driver's blocking fallbacks: ioctl(BLKDISCARD) where the kernel
+ * has no asynchronous discard for the device, ioctl(BLKZEROOUT) where
+ * fallocate cannot zero it.  They block for the whole operation, so they
+ * run on one thread of the device's own, started on first use, and no
+ * submitter, ring owner or reaper ever waits on them.
+ *
+ * One thread is enough: BLKDISCARD holds the mapping's invalidate lock for
+ * the whole call, so more threads only queue on it (64 threads of it run
+ * slower than one).
+ */
+#include <errno.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+
+#include "drivers/file.h"
+#include "lib/futex.h"
+
+enum { BLOCKING_RUNNING, BLOCKING_SLEEPING };
+
+static int run_ioctl(struct file_dev *fd, struct blkring_bio *bio)
+{
+	uint64_t range[2] = {bio->sector << SECTOR_SHIFT, bio->size};
+	unsigned long req = bio->op == REQ_OP_DISCARD ? BLKDISCARD : BLKZEROOUT;
+
+	if (ioctl(fd->fd, req, range) < 0)
+		return -errno;
+	return 0;
+}
+
+static void run_list(struct llist_node *n)
+{
+	n = llist_reverse_order(n);
+	while (n) {
+		struct blkring_bio *bio = container_of(n, struct blkring_bio, node);
+		struct file_dev *fd = bio->dev->private;
+
+		n = n->next;
+		file_end(fd, bio, run_ioctl(fd, bio));
+	}
+}
+
+/* Sleeps without a lost wake-up, as null's completion threads. */
+static void blocking_sleep(struct file_blocking *b)
+{
+	atomic_exchange_explicit(&b->state, BLOCKING_SLEEPING, memory_order_acq_rel);
+	if (llist_empty(&b->bios) && !atomic_load_explicit(&b->stop, memory_order_acquire))
+		futex_wait(&b->state, BLOCKING_SLEEPING, NULL);
+	atomic_store_explicit(&b->state, BLOCKING_RUNNING, memory_order_relaxed);
+}
+
+static void *blocking_thread(void *arg)
+{
+	struct file_blocking *b = arg;
+
+	for (;;) {
+		struct llist_node *n = llist_del_all(&b->bios);
+
+		if (n) {
+			run_list(n);
+			continue;
+		}
+		if (atomic_load_explicit(&b->stop, memory_order_acquire))
+			return NULL;
+		blocking_sleep(b);
+	}
+}
+
+static void blocking_wake(struct file_blocking *b)
+{
+	if (atomic_exchange_explicit(&b->state, BLOCKING_RUNNING, memory_order_acq_rel) ==
+	    BLOCKING_SLEEPING)
+		futex_wake(&b->state, 1);
+}
+
+/* The thread takes no signals: they belong to the application's threads. */
+static int blocking_start(struct file_blocking *b)
+{
+	sigset_t all, old;
+	int ret = 0;
+
+	pthread_mutex_lock(&b->start_lock);
+	if (!b->started) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		ret = -pthread_create(&b->thread, NULL, blocking_thread, b);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		b->started = !ret;
+		if (!ret)
+			pthread_setname_np(b->thread, "blkring-ioctl");
+	}
+	pthread_mutex_unlock(&b->start_lock);
+	return ret;
+}
+
+void file_blocking_queue(struct file_dev *fd, struct blkring_bio *bio)
+{
+	struct file_blocking *b = &fd->blocking;
+	int ret = blocking_start(b);
+
+	if (ret) {
+		file_end(fd, bio, ret);
+		return;
+	}
+	if (llist_add(&bio->node, &b->bios))
+		blocking_wake(b);
+}
+
+void file_blocking_init(struct file_blocking *b)
+{
+	llist_init(&b->bios);
+	atomic_init(&b->state, BLOCKING_RUNNING);
+	atomic_init(&b->stop, false);
+	pthread_mutex_init(&b->start_lock, NULL);
+	b->started = false;
+}
+
+/* The device has nothing in flight: the thread finds its list empty. */
+void file_blocking_exit(struct file_blocking *b)
+{
+	if (b->started) {
+		atomic_store_explicit(&b->stop, true, memory_order_release);
+		blocking_wake(b);
+		pthread_join(b->thread, NULL);
+	}
+	pthread_mutex_destroy(&b->start_lock);
+}
