@@ -321,7 +321,8 @@ int blkring_dev_close(struct blkring_dev *dev)
 static _Atomic uint32_t shards_taken;
 static pthread_key_t shard_key;
 static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
-static _Thread_local int my_shard = -1;
+/* initial-exec: a plain %fs-relative load, no __tls_get_addr() call. */
+static _Thread_local int my_shard __attribute__((tls_model("initial-exec"))) = -1;
 
 static void shard_release(void *arg)
 {
