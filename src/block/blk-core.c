@@ -191,11 +191,11 @@ int blkring__submit_bio(struct blkring_bio *bio)
 		return ret;
 	if (unlikely(bio->op == REQ_OP_FLUSH && !(dev->features & BLKRING_FEAT_FLUSH))) {
 		/* No volatile cache: nothing to flush (Linux ends it at once). */
-		bio->flags |= BIO_ACCOUNT;
+		bio->account = true;
 		blkring__bio_endio(bio, 0);
 		return 0;
 	}
-	bio->flags |= BIO_ACCOUNT;
+	bio->account = true;
 	if (!(dev->features & BLKRING_FEAT_FUA))
 		bio->flags &= ~BIO_FUA;
 	max = max_bytes(dev, bio->op);
@@ -204,7 +204,7 @@ int blkring__submit_bio(struct blkring_bio *bio)
 	else
 		ret = dev->ops->submit_bio(dev, bio);
 	if (unlikely(ret))
-		bio->flags &= ~BIO_ACCOUNT;
+		bio->account = false;
 	return ret;
 }
 

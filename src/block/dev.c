@@ -228,13 +228,13 @@ static int check_path(const struct blkring_driver *drv, struct blkring_spec *spe
 {
 	if (!drv->takes_path && spec->path)
 		return blkring__error(-EINVAL,
-				      "%s: item 1 '%s': expected key=value (%s takes no path)",
-				      spec->type, spec->path, spec->type);
+		                      "%s: item 1 '%s': expected key=value (%s takes no path)",
+		                      spec->type, spec->path, spec->type);
 	if (!drv->takes_path)
 		return 0;
 	if (!spec->path || !*spec->path)
 		return blkring__error(-EINVAL, "%s: expected %s:PATH[,key=value...]", spec->type,
-				      spec->type);
+		                      spec->type);
 	*abs = absolute_path(spec->path);
 	if (!*abs)
 		return -ENOMEM;
@@ -243,7 +243,7 @@ static int check_path(const struct blkring_driver *drv, struct blkring_spec *spe
 }
 
 static int lookup_or_open(const struct blkring_driver *drv, struct blkring_spec *spec,
-			  struct blkring_dev **devp)
+                          struct blkring_dev **devp)
 {
 	char *key = canonical_spec(spec);
 	struct blkring_dev *dev;
