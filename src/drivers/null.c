@@ -454,8 +454,6 @@ static void *queue_thread(void *arg)
 		if (!q->pend_first && llist_empty(&q->submitted) &&
 		    atomic_load_explicit(&q->stop, memory_order_acquire))
 			return NULL;
-		if (q->pend_first && !next_ns)
-			continue; /* a waiter was dispatched onto our own list */
 		thread_sleep(q, next_ns);
 	}
 }
