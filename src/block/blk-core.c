@@ -129,16 +129,16 @@ static void issue(struct blkring_dev *dev, struct blkring_bio *bio)
 		blkring__bio_endio(bio, ret);
 }
 
-/*
- * Cuts the bio into chained children of at most `max` bytes each.  All
- * children are allocated before the first is issued so that running out
- * of memory issues nothing; splitting is not the fast path.
- */
 static struct blkring_bio *next_child(struct blkring_bio *child)
 {
 	return child->node.next ? container_of(child->node.next, struct blkring_bio, node) : NULL;
 }
 
+/*
+ * Cuts the bio into chained children of at most `max` bytes each.  All
+ * children are allocated before the first is issued so that running out
+ * of memory issues nothing; splitting is not the fast path.
+ */
 static int split_and_issue(struct blkring_bio *bio, uint64_t max)
 {
 	struct blkring_dev *dev = bio->dev;
