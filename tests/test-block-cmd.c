@@ -3,6 +3,7 @@
  * chained completions, the zero-page fallback, and a model test. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -261,6 +262,126 @@ static void test_zero_fallback_error(void)
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
+/* ---- a device that holds bios until the test ends them ---- */
+
+struct held {
+	pthread_mutex_t lock;
+	struct blkring_bio *bios[64];
+	unsigned nr, total;
+};
+
+static struct held held = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int held_submit(struct blkring_dev *dev, struct blkring_bio *bio)
+{
+	(void)dev;
+	pthread_mutex_lock(&held.lock);
+	CHECK(held.nr < 64);
+	held.bios[held.nr++] = bio;
+	held.total++;
+	pthread_mutex_unlock(&held.lock);
+	return 0;
+}
+
+static void held_destroy(struct blkring_dev *dev)
+{
+	(void)dev;
+}
+
+static const struct blkring_dev_ops held_ops = {
+    .name = "held", .submit_bio = held_submit, .destroy = held_destroy};
+
+static unsigned held_count(unsigned *total)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&held.lock);
+	n = held.nr;
+	if (total)
+		*total = held.total;
+	pthread_mutex_unlock(&held.lock);
+	return n;
+}
+
+static struct blkring_bio *held_pop(void)
+{
+	struct blkring_bio *bio = NULL;
+
+	pthread_mutex_lock(&held.lock);
+	if (held.nr)
+		bio = held.bios[--held.nr];
+	pthread_mutex_unlock(&held.lock);
+	return bio;
+}
+
+struct zero_call {
+	struct blkring_dev *dev;
+	uint64_t len;
+	int ret;
+	_Atomic bool done;
+};
+
+static void *zero_thread(void *arg)
+{
+	struct zero_call *c = arg;
+
+	c->ret = blkring_dev_write_zeroes(c->dev, 0, c->len, 0);
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+/* The fallback keeps at most 8 writes in flight and stops at the first error. */
+static void test_zero_fallback_bounded(void)
+{
+	struct blkring_dev *dev = blkring__dev_alloc(&held_ops);
+	struct zero_call c = {dev, 64 << 20, 1, false};
+	unsigned ended = 0, total = 0;
+	pthread_t t;
+
+	dev->size = 1ULL << 30;
+	dev->limits.max_sectors = 2048; /* 1 MiB writes: 64 of them */
+	CHECK_EQ(pthread_create(&t, NULL, zero_thread, &c), 0);
+	while (ended < 64) {
+		struct blkring_bio *bio;
+
+		while (held_count(&total) < 8 && total < 64)
+			usleep(100);
+		CHECK(held_count(NULL) <= 8);
+		bio = held_pop();
+		if (!bio)
+			continue;
+		CHECK_EQ(bio->op, REQ_OP_WRITE);
+		CHECK_EQ(bio->size, 1 << 20);
+		blkring__bio_endio(bio, 0);
+		ended++;
+	}
+	pthread_join(t, NULL);
+	CHECK_EQ(c.ret, 0);
+	CHECK_EQ(held_count(&total), 0);
+	CHECK_EQ(total, 64);
+
+	/* An error: what is in flight ends, nothing more is issued. */
+	held.total = 0;
+	atomic_store(&c.done, false);
+	CHECK_EQ(pthread_create(&t, NULL, zero_thread, &c), 0);
+	while (held_count(NULL) < 8)
+		usleep(100);
+	blkring__bio_endio(held_pop(), -EIO);
+	while (!atomic_load(&c.done)) {
+		struct blkring_bio *bio = held_pop();
+
+		if (bio)
+			blkring__bio_endio(bio, 0);
+		else
+			usleep(100);
+	}
+	pthread_join(t, NULL);
+	CHECK_EQ(c.ret, -EIO);
+	held_count(&total);
+	CHECK(total <= 9); /* at most the one issued while the error landed */
+	blkring__dev_free(dev);
+}
+
 /* ---- a model of the device's contents ---- */
 
 static uint64_t rng_state = 88172645463325252ULL;
@@ -344,6 +465,7 @@ static const struct test_case cases[] = {
     {"chained_failure_one_completion", test_chained_failure_one_completion, 0},
     {"zero_fallback", test_zero_fallback, 0},
     {"zero_fallback_error", test_zero_fallback_error, 0},
+    {"zero_fallback_bounded", test_zero_fallback_bounded, 0},
     {"model_offload", test_model_offload, 0},
     {"model_fallback_softirq", test_model_fallback_softirq, 0},
     {NULL, NULL, 0},

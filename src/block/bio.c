@@ -75,9 +75,13 @@ void blkring__bio_endio(struct blkring_bio *bio, int status)
 		bio_set_status(bio, status);
 		if (!bio_remaining_done(bio))
 			return;
-		/* end_io may free or reuse the bio: read what we need first. */
+		/* end_io may free or reuse the bio: read what we need first.  The
+		 * parent learns of an error before end_io runs, as Linux's
+		 * bio_chain_endio(), so whoever end_io wakes sees it. */
 		parent = bio->parent;
 		st = __atomic_load_n(&bio->status, __ATOMIC_RELAXED);
+		if (parent)
+			bio_set_status(parent, st);
 		if (bio->account)
 			blkring__dev_account(bio->dev, blkring__op_dir(bio->op), bio->size, st);
 		if (bio->end_io)
