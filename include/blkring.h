@@ -183,6 +183,9 @@ enum {
 #define BLKRING_FEAT_DISCARD (1U << 2)
 #define BLKRING_FEAT_WRITE_ZEROES (1U << 3)
 #define BLKRING_FEAT_POLL (1U << 4)
+/* Polled I/O polls the kernel (IORING_SETUP_IOPOLL) rather than a queue
+ * the device completes into: files on devices with kernel poll queues. */
+#define BLKRING_FEAT_KERNEL_POLL (1U << 5)
 
 struct blkring_dev_info {
 	const char *type; /* driver name: "null", ... */

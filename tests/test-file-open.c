@@ -186,11 +186,13 @@ static void test_file_limits(void)
 	CHECK_EQ(info.size, ((1 << 20) + 700) & ~(uint64_t)(info.logical_block_size - 1));
 	CHECK_EQ(info.physical_block_size, st.st_blksize);
 	CHECK_EQ(info.discard_granularity, st.st_blksize);
-	CHECK_EQ(info.features, BLKRING_FEAT_FLUSH | BLKRING_FEAT_FUA | BLKRING_FEAT_DISCARD |
-	                            BLKRING_FEAT_WRITE_ZEROES);
+	CHECK_EQ(info.features & ~BLKRING_FEAT_KERNEL_POLL,
+	         BLKRING_FEAT_FLUSH | BLKRING_FEAT_FUA | BLKRING_FEAT_DISCARD |
+	             BLKRING_FEAT_WRITE_ZEROES | BLKRING_FEAT_POLL);
 	CHECK(info.max_discard_sectors > 0);
 	CHECK(info.max_write_zeroes_sectors > 0);
 	CHECK_EQ(info.nr_hw_queues, 1);
+	CHECK_EQ(info.nr_poll_queues, 1);
 	CHECK_EQ(info.queue_depth, 128);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 

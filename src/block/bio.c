@@ -29,6 +29,7 @@ void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigne
 	bio->parent = NULL;
 	atomic_store_explicit(&bio->remaining, 1, memory_order_relaxed);
 	bio->account = false;
+	bio->ioc = NULL;
 	bio->hctx = NULL;
 	bio->deadline_ns = 0;
 	bio->driver_data = NULL;
@@ -206,6 +207,8 @@ struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigne
 	blkring__bio_init(child, parent->dev, op, offset, size);
 	child->flags = parent->flags & ~BIO_NOWAIT;
 	child->queue_hint = parent->queue_hint;
+	child->buf_index = parent->buf_index;
+	child->ioc = parent->ioc;
 	child->end_io = child_end_io;
 	blkring__bio_chain(child, parent);
 	return child;

@@ -38,8 +38,10 @@ enum blkring__req_op {
 #define BIO_POLLED (1U << 2)     /* goes to a poll queue; completes when polled */
 #define BIO_NOUNMAP (1U << 3)    /* write zeroes: keep the range allocated */
 #define BIO_NOFALLBACK (1U << 4) /* write zeroes: no zero-page fallback */
+#define BIO_FIXED_BUF (1U << 5)  /* the buffer is ioc->bufs[buf_index] (or within it) */
 
 struct blkring_hctx;
+struct blkring_ioc;
 
 struct blkring_bio {
 	struct blkring_dev *dev;
@@ -62,6 +64,10 @@ struct blkring_bio {
 	struct blkring_bio *parent; /* chained: parent ends after its children */
 	_Atomic uint32_t remaining; /* children outstanding, plus one for the parent */
 	bool account;               /* set by blkring__submit_bio(): counted when it ends */
+	uint16_t buf_index;         /* with BIO_FIXED_BUF: the registered buffer */
+	/* The submitting ring's context when a ring issued it on its owner
+	 * thread, else NULL (see struct blkring_ioc). */
+	struct blkring_ioc *ioc;
 
 	/* Driver and queue state. */
 	struct blkring_hctx *hctx; /* cookie: the hardware queue it went to */
@@ -106,6 +112,64 @@ struct blkring_dev_stats {
 } __cacheline_aligned;
 
 #define BLKRING_STATS_SHARDS 32
+
+/*
+ * What a ring lends the drivers below it, as io_uring's per-task context:
+ * a driver may keep state per (ring, device) -- the file driver keeps a
+ * kernel io_uring -- and use it with no lock, since only the ring's owner
+ * thread submits bios carrying the ring's ioc, and only the owner calls the
+ * queue ops.  The ring calls them:
+ *   flush  at the end of each submit batch and after reaping, when
+ *          ioc->flush_pending says a queue holds work (one syscall per batch);
+ *   reap   whenever it enters, to end what completed (never sleeps);
+ *   arm    around the owner's sleep on ioc->wake_fd (an eventfd): arm(true)
+ *          makes the next completion signal it, or returns false when one is
+ *          ready already; arm(false) stops that;
+ *   exit   when the ring exits or unregisters its devices, with nothing in
+ *          flight: frees the queue.
+ */
+struct blkring_ioc_queue;
+
+struct blkring_ioc_queue_ops {
+	void (*flush)(struct blkring_ioc_queue *q);
+	unsigned (*reap)(struct blkring_ioc_queue *q);
+	bool (*arm)(struct blkring_ioc_queue *q, bool arm);
+	void (*exit)(struct blkring_ioc_queue *q);
+};
+
+/* A driver's state for one (ring, device) pair: embedded in the driver's own. */
+struct blkring_ioc_queue {
+	struct blkring_ioc_queue *next;
+	struct blkring_dev *dev;
+	const struct blkring_ioc_queue_ops *ops;
+};
+
+struct blkring_ioc {
+	struct blkring_ioc_queue *queues; /* owner-only list */
+	bool flush_pending;               /* a queue holds work for the next flush */
+	int wake_fd;                      /* the owner's eventfd; -1 until it sleeps with queues */
+	/* Registered buffers (blkring_register_buffers()); bufs_gen changes
+	 * with every registration, so a queue knows when to register anew. */
+	const struct iovec *bufs;
+	unsigned nr_bufs;
+	uint32_t bufs_gen;
+};
+
+static inline struct blkring_ioc_queue *blkring__ioc_find(struct blkring_ioc *ioc,
+                                                          const struct blkring_dev *dev)
+{
+	struct blkring_ioc_queue *q = ioc->queues;
+
+	while (q && q->dev != dev)
+		q = q->next;
+	return q;
+}
+
+static inline void blkring__ioc_add(struct blkring_ioc *ioc, struct blkring_ioc_queue *q)
+{
+	q->next = ioc->queues;
+	ioc->queues = q;
+}
 
 /*
  * What a driver or a volume implements (nbdkit's shape: a callback table in

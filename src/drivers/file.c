@@ -10,7 +10,11 @@
  *   direct=0|1        O_DIRECT (default 1): a block stack should not
  *                     double-cache.  direct=0 goes through the page cache.
  *   ro=0|1            open read-only: writes, discards, zeroes get -EBADF.
- *   hw_queue_depth=N  bios in flight at once (default 128, as loop's).
+ *   hw_queue_depth=N  bios in flight at once per hardware queue (default 128,
+ *                     as loop's); each kernel ring has as many entries.
+ *   iopoll=0|1        polled I/O through IORING_SETUP_IOPOLL (default: where
+ *                     the device polls, see kernel_polls()) or, with 0, by
+ *                     looking at a kernel ring's CQ.
  *   discard_cmd=0|1   block devices: discard with BLOCK_URING_CMD_DISCARD
  *                     (default, where the kernel has it) or, with 0, with
  *                     ioctl(BLKDISCARD) on the blocking thread.
@@ -45,14 +49,16 @@
 #define FILE_MAX_SECTORS ((1U << 30) >> SECTOR_SHIFT)
 #define FILE_MAX_RANGE_SECTORS (UINT32_MAX >> SECTOR_SHIFT)
 
-static const char file_keys[] = "size, direct, ro, hw_queue_depth, discard_cmd, zero_falloc";
+static const char file_keys[] =
+    "size, direct, ro, hw_queue_depth, iopoll, discard_cmd, zero_falloc";
 
 struct file_conf {
 	const char *path;
 	uint64_t size; /* 0: not given */
 	uint64_t depth;
-	bool direct, ro, discard_cmd, zero_falloc;
-	bool bdev_keys; /* discard_cmd or zero_falloc given */
+	bool direct, ro, discard_cmd, zero_falloc, iopoll;
+	bool bdev_keys;  /* discard_cmd or zero_falloc given */
+	bool iopoll_key; /* iopoll given */
 };
 
 /* ---- the spec ---- */
@@ -61,10 +67,12 @@ static int parse_keys(struct blkring_spec *spec, struct file_conf *c)
 {
 	c->bdev_keys =
 	    blkring__spec_str(spec, "discard_cmd") || blkring__spec_str(spec, "zero_falloc");
+	c->iopoll_key = blkring__spec_str(spec, "iopoll");
 	return blkring__spec_size(spec, "size", &c->size) ?:
 	       blkring__spec_bool(spec, "direct", &c->direct) ?:
 	       blkring__spec_bool(spec, "ro", &c->ro) ?:
 	       blkring__spec_u64(spec, "hw_queue_depth", &c->depth) ?:
+	       blkring__spec_bool(spec, "iopoll", &c->iopoll) ?:
 	       blkring__spec_bool(spec, "discard_cmd", &c->discard_cmd) ?:
 	       blkring__spec_bool(spec, "zero_falloc", &c->zero_falloc) ?:
 	       blkring__spec_check_unused(spec, file_keys);
@@ -138,20 +146,19 @@ static int check_kind(struct file_dev *fd, const struct file_conf *c, struct sta
 
 /* ---- limits ---- */
 
-/* Reads one number from the device's queue directory in sysfs (a partition's
- * queue is its disk's); 0 when it is absent. */
-static uint64_t queue_attr(const struct stat *st, const char *name)
+/* Reads one number from a block device's queue directory in sysfs (a
+ * partition's queue is its disk's); 0 when it is absent. */
+static uint64_t queue_attr(dev_t dev, const char *name)
 {
 	char path[128];
 	unsigned long long v = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/%s", major(st->st_rdev),
-	         minor(st->st_rdev), name);
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/%s", major(dev), minor(dev), name);
 	f = fopen(path, "re");
 	if (!f) {
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/%s", major(st->st_rdev),
-		         minor(st->st_rdev), name);
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/%s", major(dev),
+		         minor(dev), name);
 		f = fopen(path, "re");
 	}
 	if (!f)
@@ -218,8 +225,8 @@ static int bdev_limits(struct file_dev *fd, const struct file_conf *c, const str
 {
 	struct blkring_dev *dev = fd->dev;
 	struct blkring_limits *lim = &dev->limits;
-	uint64_t size, discard_max = queue_attr(st, "discard_max_bytes");
-	uint64_t zeroes_max = queue_attr(st, "write_zeroes_max_bytes");
+	uint64_t size, discard_max = queue_attr(st->st_rdev, "discard_max_bytes");
+	uint64_t zeroes_max = queue_attr(st->st_rdev, "write_zeroes_max_bytes");
 	int lbs = 0;
 	unsigned pbs = 0;
 
@@ -237,7 +244,7 @@ static int bdev_limits(struct file_dev *fd, const struct file_conf *c, const str
 	if (fd->direct)
 		dio_limits(fd, lim);
 	lim->max_discard_sectors = sectors_of(discard_max);
-	lim->discard_granularity = (uint32_t)queue_attr(st, "discard_granularity");
+	lim->discard_granularity = (uint32_t)queue_attr(st->st_rdev, "discard_granularity");
 	if (lim->discard_granularity < lim->logical_block_size)
 		lim->discard_granularity = lim->logical_block_size;
 	lim->max_write_zeroes_sectors = sectors_of(zeroes_max);
@@ -294,14 +301,55 @@ static int file_limits(struct file_dev *fd, const struct file_conf *c, const str
 	return 0;
 }
 
+/* An O_DIRECT read of the first block through an IOPOLL ring: the
+ * filesystem can be polled unless it answers -EOPNOTSUPP. */
+static bool iopoll_read_works(struct file_dev *fd)
+{
+	uint32_t len = fd->dev->limits.logical_block_size;
+	void *buf = aligned_alloc(4096, len < 4096 ? 4096 : len);
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	bool ok = false;
+
+	if (buf && !io_uring_queue_init(1, &ring, IORING_SETUP_IOPOLL)) {
+		io_uring_prep_read(io_uring_get_sqe(&ring), fd->fd, buf, len, 0);
+		if (io_uring_submit_and_wait(&ring, 1) == 1 && !io_uring_peek_cqe(&ring, &cqe))
+			ok = cqe->res != -EOPNOTSUPP;
+		io_uring_queue_exit(&ring);
+	}
+	free(buf);
+	return ok;
+}
+
+/*
+ * Polled I/O can poll the kernel when it is direct and the block device
+ * under it has poll queues (sysfs io_poll: the device itself, or the one
+ * a regular file's filesystem lives on) and, for a regular file, the
+ * filesystem polls (tmpfs does not).  Otherwise the driver still offers
+ * poll queues, unlike Linux: polling looks at a kernel ring's CQ.
+ */
+static bool kernel_polls(struct file_dev *fd, const struct stat *st)
+{
+	if (!fd->direct || queue_attr(fd->bdev ? st->st_rdev : st->st_dev, "io_poll") != 1)
+		return false;
+	return fd->bdev || iopoll_read_works(fd);
+}
+
 static int set_limits(struct file_dev *fd, const struct file_conf *c, const struct stat *st)
 {
 	struct blkring_dev *dev = fd->dev;
+	int ret;
 
 	dev->read_only = c->ro;
-	dev->features = BLKRING_FEAT_FLUSH | BLKRING_FEAT_FUA;
+	dev->features = BLKRING_FEAT_FLUSH | BLKRING_FEAT_FUA | BLKRING_FEAT_POLL;
 	dev->limits.max_sectors = FILE_MAX_SECTORS;
-	return fd->bdev ? bdev_limits(fd, c, st) : file_limits(fd, c, st);
+	ret = fd->bdev ? bdev_limits(fd, c, st) : file_limits(fd, c, st);
+	if (ret)
+		return ret;
+	fd->iopoll = c->iopoll_key ? c->iopoll : kernel_polls(fd, st);
+	if (fd->iopoll)
+		dev->features |= BLKRING_FEAT_KERNEL_POLL;
+	return 0;
 }
 
 /* ---- the device ---- */
@@ -312,7 +360,7 @@ static void file_destroy(struct blkring_dev *dev)
 
 	if (!fd)
 		return;
-	file_queue_exit(fd);
+	file_shared_exit(fd);
 	file_blocking_exit(&fd->blocking);
 	if (fd->fd >= 0)
 		close(fd->fd);
@@ -323,6 +371,7 @@ static void file_destroy(struct blkring_dev *dev)
 static const struct blkring_dev_ops file_ops = {
     .name = "file",
     .submit_bio = file_submit_bio,
+    .poll = file_poll,
     .destroy = file_destroy,
 };
 
@@ -344,10 +393,12 @@ static int setup(struct file_dev *fd, const struct file_conf *c)
 		ret = open_error(c, -errno);
 	if (!ret)
 		ret = set_limits(fd, c, &st);
+	if (!ret && c->iopoll && !fd->direct)
+		ret = blkring__error(-EINVAL, "file: '%s': iopoll=1 needs direct=1", c->path);
 	if (!ret)
-		ret = blkring__hctxs_init(fd->dev, 1, 0, (unsigned)c->depth);
+		ret = blkring__hctxs_init(fd->dev, 1, 1, fd->depth);
 	if (!ret)
-		ret = file_queue_init(fd, (unsigned)c->depth);
+		ret = file_shared_init(fd);
 	if (ret && created)
 		unlink(c->path);
 	return ret;
@@ -381,6 +432,7 @@ static int file_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	fd->fd = -1;
 	fd->direct = c.direct;
 	fd->zero_falloc = c.zero_falloc;
+	fd->depth = (unsigned)c.depth;
 	atomic_init(&fd->discard_cmd, c.discard_cmd);
 	atomic_init(&fd->nounmap_mode, ZERO_WRITE_ZEROES);
 	file_blocking_init(&fd->blocking);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The file driver's private state, shared by its parts: file.c (specs,
- * opening, limits), file-uring.c (the kernel io_uring that carries every
- * bio) and file-blocking.c (the ioctl fallbacks, run off the I/O path).
+ * opening, limits), file-io.c (bios to SQEs and CQEs back, the fallbacks),
+ * file-queue.c (the kernel io_urings: the device's shared one and one per
+ * ring) and file-blocking.c (the ioctl fallbacks, run off the I/O path).
  */
 #ifndef BLKRING_DRIVERS_FILE_H
 #define BLKRING_DRIVERS_FILE_H
@@ -25,7 +26,7 @@
 /*
  * How a write-zeroes bio is carried out, in the order a regular file tries
  * them for BLKRING_ZERO_NOUNMAP (each answering -EOPNOTSUPP moves the file
- * on to the next, for good).  See zero_first_mode() in file-uring.c.
+ * on to the next, for good).  See zero_first_mode() in file-io.c.
  */
 enum file_zero_mode {
 	ZERO_WRITE_ZEROES, /* fallocate(FALLOC_FL_WRITE_ZEROES) */
@@ -36,13 +37,42 @@ enum file_zero_mode {
 	ZERO_ALLOC,        /* fallocate(KEEP_SIZE): the second step of ZERO_PUNCH_ALLOC */
 };
 
-/* One kernel io_uring and the thread that reaps it. */
+enum file_queue_kind {
+	QUEUE_SHARED, /* the device's: any thread, under sq_lock, reaped by a thread */
+	QUEUE_RING,   /* one ring's: its owner only, reaped in the ring's enter and wait */
+	QUEUE_POLL,   /* one ring's polled I/O: reaped only by polling */
+};
+
+/* One kernel io_uring, with the device's file registered as fixed file 0. */
 struct file_queue {
 	struct io_uring ring;
-	pthread_mutex_t sq_lock;  /* any thread may submit */
-	_Atomic uint32_t handoff; /* submissions, for the sanitizers: see queue_bio() */
+	struct file_dev *fd;
+	struct blkring_ioc *ioc; /* the ring's, for QUEUE_RING and QUEUE_POLL */
+	uint8_t kind;
+	bool iopoll; /* IORING_SETUP_IOPOLL: completions need an enter */
+	bool has_ring;
+	bool fixed_bufs;   /* the ioc's buffers are registered here */
+	uint32_t bufs_gen; /* the ioc registration they came from */
+};
+
+/* The device's queue for bios no ring's owner submits (blocking calls,
+ * worker pools, bios that waited for a tag): a reaper thread ends them. */
+struct file_shared {
+	struct file_queue q;
+	pthread_mutex_t sq_lock;
+	/* Submissions, for the sanitizers: see shared_queue_bio(). */
+	_Atomic uint32_t handoff;
 	pthread_t reaper;
-	bool has_ring, has_reaper;
+	bool has_reaper;
+};
+
+/* One ring's queues for the device, made on the ring's first I/O to it. */
+struct file_ring_queue {
+	struct blkring_ioc_queue link;
+	struct file_queue q;    /* interrupt-driven: reaped in the ring's enter and wait */
+	struct file_queue poll; /* polled I/O, made on the first */
+	bool failed;            /* no kernel ring could be had: the shared queue serves */
+	bool evfd_registered;   /* q signals ioc->wake_fd when armed */
 };
 
 /* The thread that runs the blocking ioctls, so no submitter waits on one. */
@@ -58,24 +88,44 @@ struct file_blocking {
 struct file_dev {
 	struct blkring_dev *dev;
 	int fd;
-	bool bdev;   /* a block device, else a regular file */
-	bool direct; /* O_DIRECT */
+	bool bdev;        /* a block device, else a regular file */
+	bool direct;      /* O_DIRECT */
+	bool iopoll;      /* polled I/O through IORING_SETUP_IOPOLL, else busy-polled */
+	bool zero_falloc; /* block device: write zeroes through fallocate, not BLKZEROOUT */
+	unsigned depth;   /* kernel ring entries: the tags of one hardware queue */
 	/* Block device: BLOCK_URING_CMD_DISCARD works here.  Cleared for good
 	 * when the device refuses the command's non-blocking bios. */
 	_Atomic bool discard_cmd;
-	bool zero_falloc; /* block device: write zeroes through fallocate, not BLKZEROOUT */
 	/* Regular file: the first mode to try for NOUNMAP zeroes. */
 	_Atomic uint8_t nounmap_mode;
-	struct file_queue queue;
+	struct file_shared shared;
 	struct file_blocking blocking;
 };
 
-/* file-uring.c */
-int file_queue_init(struct file_dev *fd, unsigned depth);
-void file_queue_exit(struct file_dev *fd);
+/* file-io.c */
 int file_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio);
+int file_poll(struct blkring_dev *dev, struct blkring_bio *bio);
 /* Ends a bio that holds a tag, and dispatches a bio that was waiting for it. */
 void file_end(struct file_dev *fd, struct blkring_bio *bio, int status);
+/* A CQE of queue q: ends its bio, or carries it on (the rest of a short
+ * transfer, the next zeroing mode, a fallback). */
+void file_complete(struct file_queue *q, struct blkring_bio *bio, int res);
+/* Fills an SQE of queue q for the bio. */
+void file_prep(struct file_queue *q, struct io_uring_sqe *sqe, struct blkring_bio *bio);
+bool file_probe_discard_cmd(struct file_queue *q);
+
+/* file-queue.c */
+int file_queue_setup(struct file_queue *q, struct file_dev *fd, unsigned kind, bool iopoll);
+void file_queue_teardown(struct file_queue *q);
+/* Queues the bio on q: submitted at once on the shared queue, at the end of
+ * the ring's batch otherwise. */
+void file_queue_bio(struct file_queue *q, struct blkring_bio *bio);
+/* The queue a bio goes to. */
+struct file_queue *file_queue_of(struct file_dev *fd, struct blkring_bio *bio);
+/* Polled I/O: submits what is queued and ends what completed. */
+unsigned file_queue_poll(struct file_queue *q);
+int file_shared_init(struct file_dev *fd);
+void file_shared_exit(struct file_dev *fd);
 
 /* file-blocking.c */
 void file_blocking_init(struct file_blocking *b);

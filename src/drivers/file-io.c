@@ -1,26 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * The file driver's I/O: every bio becomes one SQE on the kernel's
- * io_uring (the file registered as fixed file 0), and its CQE ends the bio.
- * The device has one kernel ring; any thread submits under its lock, and a
- * reaper thread waits for completions, so the driver serves every kind of
- * submitter: rings, blocking calls, volume legs.
+ * The file driver's I/O: every bio becomes one SQE on a kernel io_uring
+ * (the queue file-queue.c picks for it), and its CQE ends the bio.
  *
  * Kernel results pass through unchanged.  The only things done again are
- * the named fallbacks (see zero_first_mode() and complete()) and the rest
- * of a read or write the kernel did only part of, as io_uring itself does
- * for regular files.
+ * the named fallbacks (see zero_first_mode() and file_complete()) and the
+ * rest of a read or write the kernel did only part of, as io_uring itself
+ * does for regular files.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "drivers/file.h"
-
-/* user_data that is no bio. */
-#define UD_STOP 1ULL /* the reaper's last CQE */
 
 /* sqe->cmd_op of Linux's BLOCK_URING_CMD_DISCARD, _IO(0x12, 0). */
 #define BLOCK_URING_CMD_DISCARD ((0x12U << 8) | 0)
@@ -32,7 +25,7 @@ struct rw_rest {
 	struct iovec iov[];
 };
 
-/* ---- building SQEs ---- */
+/* ---- data windows ---- */
 
 /* Segments of the bio's data window from byte `skip` on. */
 static uint32_t window_segments(const struct blkring_bio *bio, uint64_t skip)
@@ -95,6 +88,8 @@ static bool window_is_vec(const struct blkring_bio *bio)
 	return total == bio->size;
 }
 
+/* ---- SQEs ---- */
+
 static int rw_flags(const struct blkring_bio *bio)
 {
 	int flags = 0;
@@ -106,19 +101,27 @@ static int rw_flags(const struct blkring_bio *bio)
 	return flags;
 }
 
-static void prep_rw(struct io_uring_sqe *sqe, const struct blkring_bio *bio)
+static void prep_rw(const struct file_queue *q, struct io_uring_sqe *sqe,
+                    const struct blkring_bio *bio)
 {
 	bool write = bio->op == REQ_OP_WRITE;
 	const struct rw_rest *rest = bio->driver_data;
 	uint64_t off = bio->sector << SECTOR_SHIFT;
 
-	if (rest) {
+	if (unlikely(rest)) {
 		io_uring_prep_rw(write ? IORING_OP_WRITEV : IORING_OP_READV, sqe, 0, rest->iov,
 		                 rest->nr, off + rest->done);
-	} else if (bio->nr_vecs == 1) {
-		io_uring_prep_rw(write ? IORING_OP_WRITE : IORING_OP_READ, sqe, 0,
-		                 (char *)bio->vec[0].iov_base + bio->vec_skip, (unsigned)bio->size,
-		                 off);
+	} else if (likely(bio->nr_vecs == 1)) {
+		void *buf = (char *)bio->vec[0].iov_base + bio->vec_skip;
+
+		if ((bio->flags & BIO_FIXED_BUF) && q->fixed_bufs) {
+			io_uring_prep_rw(write ? IORING_OP_WRITE_FIXED : IORING_OP_READ_FIXED, sqe,
+			                 0, buf, (unsigned)bio->size, off);
+			sqe->buf_index = bio->buf_index;
+		} else {
+			io_uring_prep_rw(write ? IORING_OP_WRITE : IORING_OP_READ, sqe, 0, buf,
+			                 (unsigned)bio->size, off);
+		}
 	} else {
 		io_uring_prep_rw(write ? IORING_OP_WRITEV : IORING_OP_READV, sqe, 0, bio->vec,
 		                 bio->nr_vecs, off);
@@ -148,20 +151,20 @@ static int zero_falloc_mode(enum file_zero_mode mode)
 	}
 }
 
-static void prep_bio(struct file_dev *fd, struct io_uring_sqe *sqe, struct blkring_bio *bio)
+void file_prep(struct file_queue *q, struct io_uring_sqe *sqe, struct blkring_bio *bio)
 {
 	uint64_t off = bio->sector << SECTOR_SHIFT;
 
 	switch (bio->op) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
-		prep_rw(sqe, bio);
+		prep_rw(q, sqe, bio);
 		break;
 	case REQ_OP_FLUSH:
 		io_uring_prep_fsync(sqe, 0, IORING_FSYNC_DATASYNC);
 		break;
 	case REQ_OP_DISCARD:
-		if (fd->bdev)
+		if (q->fd->bdev)
 			prep_discard_cmd(sqe, off, bio->size);
 		else
 			io_uring_prep_fallocate(sqe, 0, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
@@ -177,36 +180,28 @@ static void prep_bio(struct file_dev *fd, struct io_uring_sqe *sqe, struct blkri
 	io_uring_sqe_set_data(sqe, bio);
 }
 
-/* ---- submitting ---- */
-
-/* Pushes what the SQ holds to the kernel; only transient errors happen here
- * (the ring never has more in flight than its CQ holds), so it retries. */
-static void queue_flush(struct file_queue *q)
+/*
+ * Whether BLOCK_URING_CMD_DISCARD works here (Linux 6.12+): an empty range
+ * passes every check before the range's and then fails with -EINVAL
+ * (-EBADF on a read-only open); a kernel without the command answers
+ * -EOPNOTSUPP.  Nothing is discarded.
+ */
+bool file_probe_discard_cmd(struct file_queue *q)
 {
-	while (io_uring_sq_ready(&q->ring)) {
-		int ret = io_uring_submit(&q->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+	struct io_uring_cqe *cqe;
+	int res;
 
-		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
-			break;
-	}
+	prep_discard_cmd(sqe, 0, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	if (io_uring_submit_and_wait(&q->ring, 1) < 1 || io_uring_peek_cqe(&q->ring, &cqe))
+		return false;
+	res = cqe->res;
+	io_uring_cqe_seen(&q->ring, cqe);
+	return res == -EINVAL || res == -EBADF;
 }
 
-static void queue_bio(struct file_dev *fd, struct blkring_bio *bio)
-{
-	struct file_queue *q = &fd->queue;
-	struct io_uring_sqe *sqe;
-
-	pthread_mutex_lock(&q->sq_lock);
-	while (!(sqe = io_uring_get_sqe(&q->ring)))
-		queue_flush(q);
-	prep_bio(fd, sqe, bio);
-	/* The reaper reads what this thread wrote into the bio: the kernel
-	 * orders that for the CPU; this release orders it for the sanitizers,
-	 * which cannot see through the kernel. */
-	atomic_fetch_add_explicit(&q->handoff, 1, memory_order_release);
-	queue_flush(q);
-	pthread_mutex_unlock(&q->sq_lock);
-}
+/* ---- starting bios ---- */
 
 /*
  * Write zeroes, by flags and file kind.  Block devices (blkdev_fallocate):
@@ -247,19 +242,20 @@ static bool goes_blocking(struct file_dev *fd, const struct blkring_bio *bio)
 static int dispatch(struct file_dev *fd, struct blkring_bio *bio)
 {
 	bio->driver_data = NULL;
-	if (bio->op == REQ_OP_WRITE_ZEROES)
-		bio->driver_data = (void *)(uintptr_t)zero_first_mode(fd, bio);
-	if (unlikely(goes_blocking(fd, bio))) {
-		file_blocking_queue(fd, bio);
-		return 0;
-	}
-	if (unlikely(bio->nr_vecs > 1 && !window_is_vec(bio))) {
+	if (unlikely(bio->op > REQ_OP_FLUSH)) {
+		if (bio->op == REQ_OP_WRITE_ZEROES)
+			bio->driver_data = (void *)(uintptr_t)zero_first_mode(fd, bio);
+		if (goes_blocking(fd, bio)) {
+			file_blocking_queue(fd, bio);
+			return 0;
+		}
+	} else if (unlikely(bio->nr_vecs > 1 && !window_is_vec(bio))) {
 		int ret = rw_rest_set(bio, 0);
 
 		if (ret)
 			return ret;
 	}
-	queue_bio(fd, bio);
+	file_queue_bio(file_queue_of(fd, bio), bio);
 	return 0;
 }
 
@@ -271,7 +267,7 @@ int file_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 
 	bio->hctx = hctx;
 	ret = blkring__hctx_get_tag(hctx, bio);
-	if (ret <= 0)
+	if (unlikely(ret <= 0))
 		return ret; /* waiting for a tag (0), or NOWAIT without one */
 	ret = dispatch(fd, bio);
 	if (unlikely(ret))
@@ -279,17 +275,24 @@ int file_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	return 0;
 }
 
+/*
+ * A bio that waited for a tag is started by whoever freed one, on any
+ * thread: not necessarily its ring's owner, so it goes to the shared queue.
+ */
 void file_end(struct file_dev *fd, struct blkring_bio *bio, int status)
 {
 	while (bio) {
 		struct blkring_bio *next;
 
-		if (bio->op == REQ_OP_READ || bio->op == REQ_OP_WRITE)
+		if (bio->op <= REQ_OP_WRITE)
 			free(bio->driver_data);
 		next = blkring__hctx_put_tag(bio->hctx);
 		blkring__bio_endio(bio, status);
 		bio = next;
-		status = next ? dispatch(fd, next) : 0;
+		if (!next)
+			break;
+		next->ioc = NULL;
+		status = dispatch(fd, next);
 		if (!status)
 			break;
 	}
@@ -297,26 +300,26 @@ void file_end(struct file_dev *fd, struct blkring_bio *bio, int status)
 
 /* ---- completing ---- */
 
-static void rw_complete(struct file_dev *fd, struct blkring_bio *bio, int res)
+static void rw_complete(struct file_queue *q, struct blkring_bio *bio, int res)
 {
 	struct rw_rest *rest = bio->driver_data;
 	uint64_t done = (rest ? rest->done : 0) + (uint64_t)(res > 0 ? res : 0);
 	int ret;
 
-	if (res < 0 || done == bio->size) {
-		file_end(fd, bio, res < 0 ? res : 0);
+	if (likely(res < 0 || done == bio->size)) {
+		file_end(q->fd, bio, res < 0 ? res : 0);
 		return;
 	}
 	/* No progress: the file ended before the device did. */
 	if (!res) {
-		file_end(fd, bio, -EIO);
+		file_end(q->fd, bio, -EIO);
 		return;
 	}
 	ret = rw_rest_set(bio, done);
 	if (ret)
-		file_end(fd, bio, ret);
+		file_end(q->fd, bio, ret);
 	else
-		queue_bio(fd, bio);
+		file_queue_bio(q, bio);
 }
 
 static void set_zero_mode(struct blkring_bio *bio, enum file_zero_mode mode)
@@ -340,159 +343,61 @@ static int zero_next_mode(struct file_dev *fd, const struct blkring_bio *bio,
 	return mode + 1;
 }
 
-static void zero_complete(struct file_dev *fd, struct blkring_bio *bio, int res)
+static void zero_complete(struct file_queue *q, struct blkring_bio *bio, int res)
 {
 	enum file_zero_mode mode = (enum file_zero_mode)(uintptr_t)bio->driver_data;
 	int next;
 
-	if (res == -EOPNOTSUPP && (next = zero_next_mode(fd, bio, mode)) >= 0) {
+	if (res == -EOPNOTSUPP && (next = zero_next_mode(q->fd, bio, mode)) >= 0) {
 		set_zero_mode(bio, (enum file_zero_mode)next);
 		if (next == ZERO_IOCTL)
-			file_blocking_queue(fd, bio);
+			file_blocking_queue(q->fd, bio);
 		else
-			queue_bio(fd, bio);
+			file_queue_bio(q, bio);
 		return;
 	}
 	if (!res && mode == ZERO_PUNCH_ALLOC) {
 		set_zero_mode(bio, ZERO_ALLOC);
-		queue_bio(fd, bio);
+		file_queue_bio(q, bio);
 		return;
 	}
-	file_end(fd, bio, res);
+	file_end(q->fd, bio, res);
 }
 
-static void complete(struct file_dev *fd, struct blkring_bio *bio, int res)
+void file_complete(struct file_queue *q, struct blkring_bio *bio, int res)
 {
 	switch (bio->op) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
-		rw_complete(fd, bio, res);
+		rw_complete(q, bio, res);
 		return;
 	case REQ_OP_WRITE_ZEROES:
-		zero_complete(fd, bio, res);
+		zero_complete(q, bio, res);
 		return;
 	case REQ_OP_DISCARD:
 		/* The device discards but takes no non-blocking bios (zram):
 		 * BLKDISCARD from now on. */
-		if (res == -EOPNOTSUPP && fd->bdev) {
-			atomic_store_explicit(&fd->discard_cmd, false, memory_order_relaxed);
-			file_blocking_queue(fd, bio);
+		if (res == -EOPNOTSUPP && q->fd->bdev) {
+			atomic_store_explicit(&q->fd->discard_cmd, false, memory_order_relaxed);
+			file_blocking_queue(q->fd, bio);
 			return;
 		}
 		break;
 	}
-	file_end(fd, bio, res < 0 ? res : 0);
+	file_end(q->fd, bio, res < 0 ? res : 0);
 }
 
-/* ---- the reaper ---- */
+/* ---- polling ---- */
 
-static void *reaper_thread(void *arg)
+/* Reaps the polled bio's ring queue; a bio that went elsewhere (it waited
+ * for a tag) is ended by the shared queue's reaper. */
+int file_poll(struct blkring_dev *dev, struct blkring_bio *bio)
 {
-	struct file_dev *fd = arg;
-	struct file_queue *q = &fd->queue;
-	bool stop = false;
+	struct blkring_ioc_queue *link;
+	struct file_ring_queue *rq;
 
-	while (!stop) {
-		struct io_uring_cqe *cqe;
-		unsigned head, n = 0;
-
-		if (io_uring_wait_cqe(&q->ring, &cqe))
-			continue; /* interrupted: nothing taken */
-		io_uring_for_each_cqe(&q->ring, head, cqe)
-		{
-			/* Pairs with queue_bio()'s release: the bio's fields. */
-			atomic_load_explicit(&q->handoff, memory_order_acquire);
-			n++;
-			if (cqe->user_data == UD_STOP)
-				stop = true;
-			else
-				complete(fd, io_uring_cqe_get_data(cqe), cqe->res);
-		}
-		io_uring_cq_advance(&q->ring, n);
-	}
-	return NULL;
-}
-
-static int reaper_start(struct file_dev *fd)
-{
-	struct file_queue *q = &fd->queue;
-	sigset_t all, old;
-	int ret;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = -pthread_create(&q->reaper, NULL, reaper_thread, fd);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret)
-		return ret;
-	pthread_setname_np(q->reaper, "blkring-file");
-	q->has_reaper = true;
-	return 0;
-}
-
-static void reaper_stop(struct file_queue *q)
-{
-	struct io_uring_sqe *sqe;
-
-	pthread_mutex_lock(&q->sq_lock);
-	while (!(sqe = io_uring_get_sqe(&q->ring)))
-		queue_flush(q);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = UD_STOP;
-	queue_flush(q);
-	pthread_mutex_unlock(&q->sq_lock);
-	pthread_join(q->reaper, NULL);
-}
-
-/* ---- setup ---- */
-
-/*
- * Whether BLOCK_URING_CMD_DISCARD works here (Linux 6.12+): an empty range
- * passes every check before the range's and then fails with -EINVAL
- * (-EBADF on a read-only open); a kernel without the command answers
- * -EOPNOTSUPP.  Nothing is discarded.
- */
-static bool probe_discard_cmd(struct file_queue *q)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
-	struct io_uring_cqe *cqe;
-	int res;
-
-	prep_discard_cmd(sqe, 0, 0);
-	sqe->flags |= IOSQE_FIXED_FILE;
-	if (io_uring_submit_and_wait(&q->ring, 1) < 1 || io_uring_peek_cqe(&q->ring, &cqe))
-		return false;
-	res = cqe->res;
-	io_uring_cqe_seen(&q->ring, cqe);
-	return res == -EINVAL || res == -EBADF;
-}
-
-int file_queue_init(struct file_dev *fd, unsigned depth)
-{
-	struct file_queue *q = &fd->queue;
-	int ret = io_uring_queue_init(depth, &q->ring, 0);
-
-	if (ret)
-		return ret;
-	q->has_ring = true;
-	pthread_mutex_init(&q->sq_lock, NULL);
-	atomic_init(&q->handoff, 0);
-	ret = io_uring_register_files(&q->ring, &fd->fd, 1);
-	if (ret)
-		return ret;
-	if (fd->bdev && atomic_load(&fd->discard_cmd))
-		atomic_store(&fd->discard_cmd, probe_discard_cmd(q));
-	return reaper_start(fd);
-}
-
-void file_queue_exit(struct file_dev *fd)
-{
-	struct file_queue *q = &fd->queue;
-
-	if (q->has_reaper)
-		reaper_stop(q);
-	if (q->has_ring) {
-		io_uring_queue_exit(&q->ring);
-		pthread_mutex_destroy(&q->sq_lock);
-	}
+	if (!bio || !bio->ioc || !(link = blkring__ioc_find(bio->ioc, dev)))
+		return 0;
+	rq = container_of(link, struct file_ring_queue, link);
+	return rq->poll.has_ring ? (int)file_queue_poll(&rq->poll) : 0;
 }

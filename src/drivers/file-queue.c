@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The file driver's kernel io_urings.
+ *
+ * Each ring that does I/O to the device gets its own kernel ring, made on
+ * its first bio and used only by the ring's owner thread, so no lock is
+ * shared between rings: bios queue SQEs, the ring's submit batch ends with
+ * one io_uring_enter (flush), and completions are reaped in the ring's
+ * enter, or signal the eventfd the owner sleeps on (arm).  Polled bios go to
+ * a second kernel ring of the pair, with IORING_SETUP_IOPOLL where the
+ * device polls, else reaped by looking at its CQ without entering the
+ * kernel; only polling reaps it.
+ *
+ * Bios no ring's owner submits (blocking calls, worker pools, bios that
+ * waited for a tag) go to the device's shared kernel ring: any thread
+ * submits under its lock, and a reaper thread ends them.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "drivers/file.h"
+
+/* user_data that is no bio. */
+#define UD_STOP 1ULL /* the reaper's last CQE */
+
+/* ---- one kernel ring ---- */
+
+/* SUBMIT_ALL: an SQE the kernel refuses (it posts its CQE) does not hold
+ * back the rest of the batch (Linux 5.18+; without it, retried plain). */
+static int ring_init(struct io_uring *ring, unsigned depth, unsigned flags)
+{
+	int ret = io_uring_queue_init(depth, ring, flags | IORING_SETUP_SUBMIT_ALL);
+
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(depth, ring, flags);
+	return ret;
+}
+
+int file_queue_setup(struct file_queue *q, struct file_dev *fd, unsigned kind, bool iopoll)
+{
+	int ret = ring_init(&q->ring, fd->depth, iopoll ? IORING_SETUP_IOPOLL : 0);
+
+	if (ret)
+		return ret;
+	q->fd = fd;
+	q->kind = (uint8_t)kind;
+	q->iopoll = iopoll;
+	q->has_ring = true;
+	ret = io_uring_register_files(&q->ring, &fd->fd, 1);
+	if (ret)
+		file_queue_teardown(q);
+	return ret;
+}
+
+void file_queue_teardown(struct file_queue *q)
+{
+	if (q->has_ring)
+		io_uring_queue_exit(&q->ring);
+	q->has_ring = false;
+}
+
+/* Pushes what the SQ holds to the kernel.  The ring never has more in
+ * flight than its CQ holds, so only transient errors can happen: retried. */
+static void queue_submit(struct file_queue *q)
+{
+	while (io_uring_sq_ready(&q->ring)) {
+		int ret = io_uring_submit(&q->ring);
+
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+			break;
+	}
+}
+
+/* Ends what the CQ holds; completions may queue more SQEs (the rest of a
+ * short transfer, a fallback's next step). */
+static unsigned queue_reap(struct file_queue *q)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+
+	io_uring_for_each_cqe(&q->ring, head, cqe)
+	{
+		n++;
+		file_complete(q, io_uring_cqe_get_data(cqe), cqe->res);
+	}
+	io_uring_cq_advance(&q->ring, n);
+	return n;
+}
+
+/*
+ * The ring's registered buffers, registered with this kernel ring when a
+ * fixed bio first meets a registration it has not seen.  Where the kernel
+ * refuses them (file-backed memory, limits), bios name their buffers
+ * plainly: the same data moves.
+ */
+static void queue_sync_buffers(struct file_queue *q)
+{
+	struct blkring_ioc *ioc = q->ioc;
+
+	if (q->fixed_bufs)
+		io_uring_unregister_buffers(&q->ring);
+	q->fixed_bufs =
+	    ioc->nr_bufs && !io_uring_register_buffers(&q->ring, ioc->bufs, ioc->nr_bufs);
+	q->bufs_gen = ioc->bufs_gen;
+}
+
+/* ---- the device's shared queue ---- */
+
+static struct io_uring_sqe *shared_get_sqe(struct file_queue *q)
+{
+	struct io_uring_sqe *sqe;
+
+	while (!(sqe = io_uring_get_sqe(&q->ring)))
+		queue_submit(q);
+	return sqe;
+}
+
+static void shared_queue_bio(struct file_shared *s, struct blkring_bio *bio)
+{
+	pthread_mutex_lock(&s->sq_lock);
+	file_prep(&s->q, shared_get_sqe(&s->q), bio);
+	/* The reaper reads what this thread wrote into the bio: the kernel
+	 * orders that for the CPU; this release orders it for the sanitizers,
+	 * which cannot see through the kernel. */
+	atomic_fetch_add_explicit(&s->handoff, 1, memory_order_release);
+	queue_submit(&s->q);
+	pthread_mutex_unlock(&s->sq_lock);
+}
+
+static void *reaper_thread(void *arg)
+{
+	struct file_shared *s = arg;
+	struct io_uring *ring = &s->q.ring;
+	bool stop = false;
+
+	while (!stop) {
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0;
+
+		if (io_uring_wait_cqe(ring, &cqe))
+			continue; /* interrupted: nothing taken */
+		io_uring_for_each_cqe(ring, head, cqe)
+		{
+			/* Pairs with shared_queue_bio()'s release: the bio's fields. */
+			atomic_load_explicit(&s->handoff, memory_order_acquire);
+			n++;
+			if (cqe->user_data == UD_STOP)
+				stop = true;
+			else
+				file_complete(&s->q, io_uring_cqe_get_data(cqe), cqe->res);
+		}
+		io_uring_cq_advance(ring, n);
+	}
+	return NULL;
+}
+
+static int reaper_start(struct file_shared *s)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&s->reaper, NULL, reaper_thread, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return ret;
+	pthread_setname_np(s->reaper, "blkring-file");
+	s->has_reaper = true;
+	return 0;
+}
+
+static void reaper_stop(struct file_shared *s)
+{
+	struct io_uring_sqe *sqe;
+
+	pthread_mutex_lock(&s->sq_lock);
+	sqe = shared_get_sqe(&s->q);
+	io_uring_prep_nop(sqe);
+	sqe->user_data = UD_STOP;
+	queue_submit(&s->q);
+	pthread_mutex_unlock(&s->sq_lock);
+	pthread_join(s->reaper, NULL);
+}
+
+int file_shared_init(struct file_dev *fd)
+{
+	struct file_shared *s = &fd->shared;
+	int ret;
+
+	pthread_mutex_init(&s->sq_lock, NULL);
+	atomic_init(&s->handoff, 0);
+	ret = file_queue_setup(&s->q, fd, QUEUE_SHARED, false);
+	if (ret)
+		return ret;
+	if (fd->bdev && atomic_load(&fd->discard_cmd))
+		atomic_store(&fd->discard_cmd, file_probe_discard_cmd(&s->q));
+	return reaper_start(s);
+}
+
+void file_shared_exit(struct file_dev *fd)
+{
+	struct file_shared *s = &fd->shared;
+
+	if (s->has_reaper)
+		reaper_stop(s);
+	file_queue_teardown(&s->q);
+	pthread_mutex_destroy(&s->sq_lock);
+}
+
+/* ---- a ring's queues ---- */
+
+static struct file_ring_queue *ring_queue(struct blkring_ioc_queue *link)
+{
+	return container_of(link, struct file_ring_queue, link);
+}
+
+static void ring_queue_flush(struct blkring_ioc_queue *link)
+{
+	struct file_ring_queue *rq = ring_queue(link);
+
+	/* Inline completions (tmpfs, the page cache) are ready when the
+	 * enter returns: end them now, and push what they queued. */
+	while (io_uring_sq_ready(&rq->q.ring)) {
+		queue_submit(&rq->q);
+		queue_reap(&rq->q);
+	}
+	if (rq->poll.has_ring)
+		queue_submit(&rq->poll);
+}
+
+static unsigned ring_queue_reap(struct blkring_ioc_queue *link)
+{
+	return queue_reap(&ring_queue(link)->q);
+}
+
+/*
+ * The owner sleeps on the ring's eventfd; this kernel ring signals it only
+ * while armed (IORING_CQ_EVENTFD_DISABLED otherwise).  A completion that
+ * came before arming signalled nothing: the CQ is looked at after.
+ */
+static bool ring_queue_arm(struct blkring_ioc_queue *link, bool arm)
+{
+	struct file_ring_queue *rq = ring_queue(link);
+	struct io_uring *ring = &rq->q.ring;
+
+	if (arm && !rq->evfd_registered) {
+		if (io_uring_register_eventfd(ring, rq->q.ioc->wake_fd))
+			return false; /* the owner keeps looking instead of sleeping */
+		rq->evfd_registered = true;
+	}
+	io_uring_cq_eventfd_toggle(ring, arm);
+	return !arm || !io_uring_cq_ready(ring);
+}
+
+static void ring_queue_exit(struct blkring_ioc_queue *link)
+{
+	struct file_ring_queue *rq = ring_queue(link);
+
+	file_queue_teardown(&rq->q);
+	file_queue_teardown(&rq->poll);
+	free(rq);
+}
+
+static const struct blkring_ioc_queue_ops ring_queue_ops = {
+    .flush = ring_queue_flush,
+    .reap = ring_queue_reap,
+    .arm = ring_queue_arm,
+    .exit = ring_queue_exit,
+};
+
+/* A failed queue stays on the ring's list, so the ring's bios find it and
+ * go to the shared queue rather than try again. */
+static unsigned no_reap(struct blkring_ioc_queue *link)
+{
+	(void)link;
+	return 0;
+}
+
+static void no_flush(struct blkring_ioc_queue *link)
+{
+	(void)link;
+}
+
+static bool no_arm(struct blkring_ioc_queue *link, bool arm)
+{
+	(void)link;
+	(void)arm;
+	return true;
+}
+
+static const struct blkring_ioc_queue_ops failed_queue_ops = {
+    .flush = no_flush,
+    .reap = no_reap,
+    .arm = no_arm,
+    .exit = ring_queue_exit,
+};
+
+static struct file_ring_queue *ring_queue_create(struct file_dev *fd, struct blkring_ioc *ioc)
+{
+	struct file_ring_queue *rq = calloc(1, sizeof(*rq));
+
+	if (!rq)
+		return NULL;
+	rq->link.dev = fd->dev;
+	rq->link.ops = &ring_queue_ops;
+	if (file_queue_setup(&rq->q, fd, QUEUE_RING, false)) {
+		rq->failed = true;
+		rq->link.ops = &failed_queue_ops;
+	}
+	rq->q.ioc = ioc;
+	rq->poll.ioc = ioc;
+	blkring__ioc_add(ioc, &rq->link);
+	return rq;
+}
+
+/* The ring's queue for the bio: made on the ring's first I/O to the device,
+ * its poll half on the first polled one.  Only reads and writes are polled,
+ * as in Linux. */
+struct file_queue *file_queue_of(struct file_dev *fd, struct blkring_bio *bio)
+{
+	struct blkring_ioc_queue *link;
+	struct file_ring_queue *rq;
+
+	if (!bio->ioc)
+		return &fd->shared.q;
+	link = blkring__ioc_find(bio->ioc, fd->dev);
+	rq = link ? ring_queue(link) : ring_queue_create(fd, bio->ioc);
+	if (unlikely(!rq || rq->failed))
+		return &fd->shared.q;
+	if (unlikely((bio->flags & BIO_POLLED) && bio->op <= REQ_OP_WRITE)) {
+		if (!rq->poll.has_ring && file_queue_setup(&rq->poll, fd, QUEUE_POLL, fd->iopoll))
+			return &rq->q;
+		return &rq->poll;
+	}
+	return &rq->q;
+}
+
+void file_queue_bio(struct file_queue *q, struct blkring_bio *bio)
+{
+	struct io_uring_sqe *sqe;
+
+	if (q->kind == QUEUE_SHARED) {
+		shared_queue_bio(container_of(q, struct file_shared, q), bio);
+		return;
+	}
+	if (unlikely((bio->flags & BIO_FIXED_BUF) && q->bufs_gen != q->ioc->bufs_gen))
+		queue_sync_buffers(q);
+	sqe = io_uring_get_sqe(&q->ring);
+	if (unlikely(!sqe)) {
+		queue_submit(q);
+		sqe = io_uring_get_sqe(&q->ring);
+	}
+	file_prep(q, sqe, bio);
+	q->ioc->flush_pending = true;
+}
+
+unsigned file_queue_poll(struct file_queue *q)
+{
+	if (q->iopoll)
+		io_uring_submit_and_get_events(&q->ring);
+	else
+		queue_submit(q);
+	return queue_reap(q);
+}
