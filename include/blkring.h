@@ -239,6 +239,24 @@ unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes,
 int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
 		     const struct timespec *ts);
 
+/*
+ * What a ring did since setup.  Any thread may read them; the numbers are
+ * each exact but not a snapshot taken at one instant.
+ */
+struct blkring_ring_stats {
+	uint64_t issued;     /* requests started (inline or on the worker pool) */
+	uint64_t punted;     /* non-blocking issues that answered -EAGAIN and went to a worker */
+	uint64_t async;      /* requests run by the worker pool: ASYNC plus punted */
+	uint64_t tw_run;     /* completions from other threads run as task work by the owner */
+	uint64_t tw_wakes;   /* times a completing thread woke the sleeping owner */
+	uint64_t sleeps;     /* times the owner slept waiting for completions */
+	uint64_t overflowed; /* CQEs that went to the overflow list (as *cq.koverflow) */
+	uint64_t workers;    /* worker threads started */
+	uint64_t resv[8];
+};
+
+int blkring_ring_stats(struct blkring *ring, struct blkring_ring_stats *stats);
+
 static inline struct blkring_sqe *blkring_get_sqe(struct blkring *ring)
 {
 	struct blkring_sq *sq = &ring->sq;

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A fake device for ring tests: it records every bio it is given and ends
+ * it inline, holds it until the test ends it from any thread, or answers
+ * -EAGAIN on chosen threads, so tests can drive completions from wherever
+ * they need them.
+ */
+#ifndef BLKRING_TESTS_RING_FAKE_H
+#define BLKRING_TESTS_RING_FAKE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "block/blkdev.h"
+
+enum fake_mode {
+	FAKE_INLINE, /* end the bio inside submit_bio */
+	FAKE_HOLD,   /* keep it until fake_end() */
+};
+
+#define FAKE_MAX_BIOS 4096
+
+struct fake_bio_record {
+	uint8_t op, flags;
+	uint64_t sector, size;
+	uint32_t queue_hint, nr_vecs;
+	const struct iovec *vec;
+	bool on_owner; /* submitted on the thread that created the fake */
+};
+
+struct fake_dev {
+	struct blkring_dev *dev;
+	enum fake_mode mode;
+	int status;        /* what bios end with */
+	bool eagain_owner; /* -EAGAIN when submitted on the creating thread */
+	pthread_t owner;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	unsigned nr_submitted; /* accepted or answered -EAGAIN */
+	unsigned nr_eagain;
+	struct fake_bio_record rec[FAKE_MAX_BIOS];
+	struct blkring_bio *held[FAKE_MAX_BIOS];
+	unsigned held_head, held_tail;
+};
+
+/* A 1 GiB device with 512-byte blocks, flush and FUA. */
+struct fake_dev *fake_create(enum fake_mode mode);
+void fake_destroy(struct fake_dev *fake);
+/* Ends the n oldest held bios with status; waits until n are held. */
+void fake_end(struct fake_dev *fake, unsigned n, int status);
+/* Waits until n bios were submitted in all. */
+void fake_wait_submitted(struct fake_dev *fake, unsigned n);
+unsigned fake_held(struct fake_dev *fake);
+struct fake_bio_record fake_record(struct fake_dev *fake, unsigned i);
+
+/* A ring of `entries` with the fake registered at index 0. */
+void fake_ring(struct blkring *ring, unsigned entries, struct fake_dev *fake);
+
+/* Fills, submits and reaps helpers shared by the ring tests. */
+struct blkring_sqe *test_sqe(struct blkring *ring);
+struct blkring_cqe test_reap(struct blkring *ring);
+
+#endif
