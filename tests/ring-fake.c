@@ -30,6 +30,15 @@ static int fake_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 		pthread_mutex_unlock(&fake->lock);
 		return 0;
 	}
+	if (fake->mode == FAKE_BLOCK) {
+		fake->nr_blocked++;
+		if (fake->nr_blocked > fake->max_blocked)
+			fake->max_blocked = fake->nr_blocked;
+		pthread_cond_broadcast(&fake->changed);
+		while (!fake->unblocked)
+			pthread_cond_wait(&fake->changed, &fake->lock);
+		fake->nr_blocked--;
+	}
 	pthread_cond_broadcast(&fake->changed);
 	pthread_mutex_unlock(&fake->lock);
 	blkring__bio_endio(bio, fake->status);
@@ -87,6 +96,45 @@ void fake_end(struct fake_dev *fake, unsigned n, int status)
 	}
 }
 
+struct fake_end_arg {
+	struct fake_dev *fake;
+	unsigned n;
+	int status;
+};
+
+static void *fake_end_thread(void *arg)
+{
+	struct fake_end_arg *a = arg;
+
+	fake_end(a->fake, a->n, a->status);
+	return NULL;
+}
+
+void fake_end_from_thread(struct fake_dev *fake, unsigned n, int status)
+{
+	struct fake_end_arg a = {fake, n, status};
+	pthread_t t;
+
+	CHECK_EQ(pthread_create(&t, NULL, fake_end_thread, &a), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+}
+
+void fake_unblock(struct fake_dev *fake)
+{
+	pthread_mutex_lock(&fake->lock);
+	fake->unblocked = true;
+	pthread_cond_broadcast(&fake->changed);
+	pthread_mutex_unlock(&fake->lock);
+}
+
+void fake_wait_blocked(struct fake_dev *fake, unsigned n)
+{
+	pthread_mutex_lock(&fake->lock);
+	while (fake->nr_blocked < n)
+		pthread_cond_wait(&fake->changed, &fake->lock);
+	pthread_mutex_unlock(&fake->lock);
+}
+
 void fake_wait_submitted(struct fake_dev *fake, unsigned n)
 {
 	pthread_mutex_lock(&fake->lock);
@@ -101,6 +149,16 @@ unsigned fake_held(struct fake_dev *fake)
 
 	pthread_mutex_lock(&fake->lock);
 	n = fake->held_tail - fake->held_head;
+	pthread_mutex_unlock(&fake->lock);
+	return n;
+}
+
+unsigned fake_submitted(struct fake_dev *fake)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&fake->lock);
+	n = fake->nr_submitted;
 	pthread_mutex_unlock(&fake->lock);
 	return n;
 }

@@ -16,6 +16,7 @@
 enum fake_mode {
 	FAKE_INLINE, /* end the bio inside submit_bio */
 	FAKE_HOLD,   /* keep it until fake_end() */
+	FAKE_BLOCK,  /* block the submitter until fake_unblock(), then end it */
 };
 
 #define FAKE_MAX_BIOS 4096
@@ -41,6 +42,8 @@ struct fake_dev {
 	struct fake_bio_record rec[FAKE_MAX_BIOS];
 	struct blkring_bio *held[FAKE_MAX_BIOS];
 	unsigned held_head, held_tail;
+	unsigned nr_blocked, max_blocked; /* submitters inside submit_bio */
+	bool unblocked;
 };
 
 /* A 1 GiB device with 512-byte blocks, flush and FUA. */
@@ -48,9 +51,16 @@ struct fake_dev *fake_create(enum fake_mode mode);
 void fake_destroy(struct fake_dev *fake);
 /* Ends the n oldest held bios with status; waits until n are held. */
 void fake_end(struct fake_dev *fake, unsigned n, int status);
+/* The same from a thread of its own, joined before returning. */
+void fake_end_from_thread(struct fake_dev *fake, unsigned n, int status);
+/* FAKE_BLOCK: lets every blocked and later submitter through. */
+void fake_unblock(struct fake_dev *fake);
+/* FAKE_BLOCK: waits until n submitters are blocked. */
+void fake_wait_blocked(struct fake_dev *fake, unsigned n);
 /* Waits until n bios were submitted in all. */
 void fake_wait_submitted(struct fake_dev *fake, unsigned n);
 unsigned fake_held(struct fake_dev *fake);
+unsigned fake_submitted(struct fake_dev *fake);
 struct fake_bio_record fake_record(struct fake_dev *fake, unsigned i);
 
 /* A ring of `entries` with the fake registered at index 0. */

@@ -53,10 +53,16 @@ static int nop_issue(struct blkring_req *req, unsigned issue_flags)
 
 /* ---- READ, WRITE, READV, WRITEV ---- */
 
+/*
+ * The block layer sees sectors: offset and length below a logical block are
+ * checked here, as Linux's blkdev_direct_IO does before building its bio.
+ */
 static inline int rw_prep_flags(struct blkring_req *req, const struct blkring_sqe *sqe)
 {
 	uint32_t rw_flags = sqe->rw_flags;
 
+	if (unlikely((sqe->off | req->len) & (req->dev->limits.logical_block_size - 1)))
+		return -EINVAL;
 	/* Linux answers unknown RWF_* bits with -EOPNOTSUPP. */
 	if (unlikely(rw_flags & ~BLKRING_RWF_VALID))
 		return -EOPNOTSUPP;

@@ -128,7 +128,9 @@ struct blkring__stats {
 
 struct blkring__ctx {
 	/* Owner-only, hot. */
-	const void *owner; /* blkring__current() of the owner thread */
+	/* blkring__current() of the owner thread; exit may move it, while
+	 * completions on other threads read it. */
+	_Atomic(const void *) owner;
 	struct blkring__rings *rings;
 	struct blkring_sqe *sqes;
 	struct blkring_cqe *cqes;
@@ -172,7 +174,7 @@ static inline const void *blkring__current(void)
 
 static inline bool blkring__is_owner(const struct blkring__ctx *ctx)
 {
-	return ctx->owner == blkring__current();
+	return atomic_load_explicit(&ctx->owner, memory_order_relaxed) == blkring__current();
 }
 
 /* Owner-written counters readable from any thread: no read-modify-write. */

@@ -141,7 +141,7 @@ static int ctx_init(struct blkring__ctx *ctx, const struct blkring_params *p)
 	if (ret)
 		return ret;
 	blkring__tw_init(&ctx->tw);
-	ctx->owner = blkring__current();
+	atomic_init(&ctx->owner, blkring__current());
 	ctx->flags = p->flags;
 	ctx->queue_hint = atomic_fetch_add_explicit(&next_queue_hint, 1, memory_order_relaxed);
 	return 0;
@@ -208,7 +208,7 @@ void blkring_queue_exit(struct blkring *ring)
 
 	if (!ctx)
 		return;
-	ctx->owner = blkring__current();
+	atomic_store_explicit(&ctx->owner, blkring__current(), memory_order_relaxed);
 	ctx->exiting = true;
 	blkring__cancel_deferred(ctx);
 	exit_cancel_queued_work(ctx);
