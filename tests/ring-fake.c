@@ -45,19 +45,9 @@ static int fake_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	return 0;
 }
 
-static void fake_destroy_dev(struct blkring_dev *dev)
-{
-	struct fake_dev *fake = dev->private;
-
-	pthread_mutex_destroy(&fake->lock);
-	pthread_cond_destroy(&fake->changed);
-	free(fake);
-}
-
 static const struct blkring_dev_ops fake_ops = {
     .name = "fake",
     .submit_bio = fake_submit_bio,
-    .destroy = fake_destroy_dev,
 };
 
 struct fake_dev *fake_create(enum fake_mode mode)
@@ -80,6 +70,9 @@ struct fake_dev *fake_create(enum fake_mode mode)
 void fake_destroy(struct fake_dev *fake)
 {
 	blkring__dev_free(fake->dev);
+	pthread_mutex_destroy(&fake->lock);
+	pthread_cond_destroy(&fake->changed);
+	free(fake);
 }
 
 void fake_end(struct fake_dev *fake, unsigned n, int status)

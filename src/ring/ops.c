@@ -53,16 +53,11 @@ static int nop_issue(struct blkring_req *req, unsigned issue_flags)
 
 /* ---- READ, WRITE, READV, WRITEV ---- */
 
-/*
- * The block layer sees sectors: offset and length below a logical block are
- * checked here, as Linux's blkdev_direct_IO does before building its bio.
- */
+/* Offset, length and buffer are the block layer's to check (-EINVAL). */
 static inline int rw_prep_flags(struct blkring_req *req, const struct blkring_sqe *sqe)
 {
 	uint32_t rw_flags = sqe->rw_flags;
 
-	if (unlikely((sqe->off | req->len) & (req->dev->limits.logical_block_size - 1)))
-		return -EINVAL;
 	/* Linux answers unknown RWF_* bits with -EOPNOTSUPP. */
 	if (unlikely(rw_flags & ~BLKRING_RWF_VALID))
 		return -EOPNOTSUPP;
@@ -79,9 +74,6 @@ static int rw_prep(struct blkring__ctx *ctx, struct blkring_req *req, const stru
 
 	if (unlikely(ret))
 		return ret;
-	/* The CQE's res must hold the byte count. */
-	if (unlikely(sqe->len > INT32_MAX))
-		return -EINVAL;
 	req->addr = sqe->addr;
 	req->len = sqe->len;
 	return rw_prep_flags(req, sqe);
@@ -111,6 +103,7 @@ static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 		memcpy(req->iov, uiov, nr * sizeof(*uiov));
 	for (uint32_t i = 0; i < nr; i++)
 		total += req->iov[i].iov_len;
+	/* The CQE's res must hold the byte count. */
 	if (unlikely(total > INT32_MAX))
 		return -EINVAL;
 	req->nr_vecs = nr;
