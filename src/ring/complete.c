@@ -10,24 +10,6 @@
 
 #include "ring.h"
 
-static inline bool cq_full(struct blkring__ctx *ctx)
-{
-	/* Acquire: the application has finished reading the slot it freed. */
-	uint32_t head = atomic_load_explicit(&ctx->rings->cq_head, memory_order_acquire);
-
-	return ctx->cached_cq_tail - head >= ctx->cq_entries;
-}
-
-static inline void cqe_fill(struct blkring__ctx *ctx, uint64_t user_data, int res)
-{
-	struct blkring_cqe *cqe = &ctx->cqes[ctx->cached_cq_tail & ctx->cq_mask];
-
-	cqe->user_data = user_data;
-	cqe->res = res;
-	cqe->flags = 0;
-	atomic_store_explicit(&ctx->rings->cq_tail, ++ctx->cached_cq_tail, memory_order_release);
-}
-
 static void overflow_add(struct blkring__ctx *ctx, struct blkring_req *req, int res)
 {
 	_Atomic uint32_t *nr = &ctx->rings->cq_overflow;
@@ -54,9 +36,9 @@ void blkring__overflow_flush(struct blkring__ctx *ctx)
 {
 	struct blkring_req *req;
 
-	while ((req = ctx->ovf_head) && !cq_full(ctx)) {
+	while ((req = ctx->ovf_head) && !blkring__cq_full(ctx)) {
 		ctx->ovf_head = req->next;
-		cqe_fill(ctx, req->user_data, req->result);
+		blkring__cqe_fill(ctx, req->user_data, req->result);
 		blkring__req_free(ctx, req);
 	}
 	if (!ctx->ovf_head) {
@@ -79,11 +61,11 @@ void blkring__overflow_free(struct blkring__ctx *ctx)
 }
 
 /* One CQE, in order: once anything overflowed, later ones queue behind it. */
-static inline void req_post_one(struct blkring__ctx *ctx, struct blkring_req *req, int res)
+static void req_post_one(struct blkring__ctx *ctx, struct blkring_req *req, int res)
 {
 	ctx->nr_done++;
-	if (likely(!ctx->ovf_head && !cq_full(ctx))) {
-		cqe_fill(ctx, req->user_data, res);
+	if (likely(!ctx->ovf_head && !blkring__cq_full(ctx))) {
+		blkring__cqe_fill(ctx, req->user_data, res);
 		blkring__req_free(ctx, req);
 		return;
 	}
@@ -129,7 +111,7 @@ void blkring__req_complete(struct blkring_req *req, int res)
 	struct blkring__ctx *ctx = req->ctx;
 
 	if (likely(blkring__is_owner(ctx))) {
-		blkring__req_post(ctx, req, res);
+		blkring__req_post_fast(ctx, req, res);
 		return;
 	}
 	req->result = res;
@@ -140,6 +122,13 @@ void blkring__req_complete(struct blkring_req *req, int res)
 void blkring__req_bio_end_io(struct blkring_bio *bio)
 {
 	struct blkring_req *req = container_of(bio, struct blkring_req, bio);
+	struct blkring__ctx *ctx = req->ctx;
+	int res = bio->status ? bio->status : req->result;
 
-	blkring__req_complete(req, bio->status ? bio->status : req->result);
+	if (likely(blkring__is_owner(ctx))) {
+		blkring__req_post_fast(ctx, req, res);
+		return;
+	}
+	req->result = res;
+	blkring__tw_add(ctx, &req->tw);
 }

@@ -17,6 +17,7 @@
 #include <errno.h>
 
 #include "ring.h"
+#include "rw.h"
 
 #define BLKRING_SQE_VALID (BLKRING_SQE_IO_DRAIN | BLKRING_SQE_IO_LINK | BLKRING_SQE_ASYNC)
 
@@ -30,7 +31,31 @@ static void req_punt(struct blkring__ctx *ctx, struct blkring_req *req)
 		blkring__req_post(ctx, req, ret);
 }
 
-void blkring__req_issue(struct blkring__ctx *ctx, struct blkring_req *req)
+/* Reads and writes take no indirect call. */
+static inline int req_issue_nonblock(struct blkring_req *req)
+{
+	switch (req->opcode) {
+	case BLKRING_OP_READ:
+		return blkring__rw_issue(req, REQ_OP_READ);
+	case BLKRING_OP_WRITE:
+		return blkring__rw_issue(req, REQ_OP_WRITE);
+	}
+	return blkring__ops[req->opcode].issue(req, BLKRING_ISSUE_NONBLOCK);
+}
+
+/* Issue answered with an error: -EAGAIN goes to a worker unless the caller
+ * asked for it (RWF_NOWAIT); anything else is the result. */
+static void req_issue_failed(struct blkring__ctx *ctx, struct blkring_req *req, int ret)
+{
+	if (ret == -EAGAIN && !(req->flags & REQ_F_NOWAIT)) {
+		blkring__stat_add(&ctx->stats.punted, 1);
+		req_punt(ctx, req);
+		return;
+	}
+	blkring__req_post(ctx, req, ret);
+}
+
+static inline void req_issue(struct blkring__ctx *ctx, struct blkring_req *req)
 {
 	int ret;
 
@@ -43,15 +68,14 @@ void blkring__req_issue(struct blkring__ctx *ctx, struct blkring_req *req)
 		req_punt(ctx, req);
 		return;
 	}
-	ret = blkring__ops[req->opcode].issue(req, BLKRING_ISSUE_NONBLOCK);
-	if (likely(!ret))
-		return;
-	if (ret == -EAGAIN && !(req->flags & REQ_F_NOWAIT)) {
-		blkring__stat_add(&ctx->stats.punted, 1);
-		req_punt(ctx, req);
-		return;
-	}
-	blkring__req_post(ctx, req, ret);
+	ret = req_issue_nonblock(req);
+	if (unlikely(ret))
+		req_issue_failed(ctx, req, ret);
+}
+
+void blkring__req_issue(struct blkring__ctx *ctx, struct blkring_req *req)
+{
+	req_issue(ctx, req);
 }
 
 /* A worker: the blocking issue of a punted or ASYNC request. */
@@ -95,7 +119,7 @@ static void defer_unit(struct blkring__ctx *ctx, struct blkring_req *head)
 static inline void queue_unit(struct blkring__ctx *ctx, struct blkring_req *head)
 {
 	if (likely(!(head->flags & REQ_F_DRAIN) && !ctx->drain_active))
-		blkring__req_issue(ctx, head);
+		req_issue(ctx, head);
 	else
 		defer_unit(ctx, head);
 }
@@ -160,10 +184,17 @@ static int req_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 {
 	const struct blkring__op *op;
 
+	if (unlikely(req->sqe_flags & ~BLKRING_SQE_VALID))
+		return -EINVAL;
+	switch (req->opcode) {
+	case BLKRING_OP_READ:
+	case BLKRING_OP_WRITE:
+		return blkring__rw_prep(ctx, req, sqe);
+	}
 	if (unlikely(req->opcode >= BLKRING_OP_LAST))
 		return -EINVAL;
 	op = &blkring__ops[req->opcode];
-	if (unlikely(!op->prep || (req->sqe_flags & ~BLKRING_SQE_VALID)))
+	if (unlikely(!op->prep))
 		return -EINVAL;
 	return op->prep(ctx, req, sqe);
 }
@@ -187,18 +218,12 @@ static void link_add(struct blkring__ctx *ctx, struct blkring_req *req)
 	queue_unit(ctx, head);
 }
 
-static void submit_one(struct blkring__ctx *ctx, struct blkring_req *req,
+/* Any SQE: flags, links, drain, every opcode. */
+static void submit_any(struct blkring__ctx *ctx, struct blkring_req *req,
                        const struct blkring_sqe *sqe)
 {
-	int ret;
+	int ret = req_prep(ctx, req, sqe);
 
-	req->opcode = sqe->opcode;
-	req->sqe_flags = sqe->flags;
-	req->flags = 0;
-	req->link = NULL;
-	req->user_data = sqe->user_data;
-	req->seq = ctx->nr_seq++;
-	ret = req_prep(ctx, req, sqe);
 	if (unlikely(ret)) {
 		req->flags |= REQ_F_FAIL;
 		req->result = ret;
@@ -211,6 +236,43 @@ static void submit_one(struct blkring__ctx *ctx, struct blkring_req *req,
 		ctx->link_head = ctx->link_tail = req;
 	else
 		queue_unit(ctx, req);
+}
+
+/* The common SQE: a read or write with no SQE flags, no chain or drain
+ * pending; prep and issue in one go. */
+static inline bool submit_rw_fast(struct blkring__ctx *ctx, struct blkring_req *req,
+                                  const struct blkring_sqe *sqe)
+{
+	uint8_t opcode = req->opcode;
+	int ret;
+
+	if (req->sqe_flags || ctx->link_head || ctx->drain_active ||
+	    (opcode != BLKRING_OP_READ && opcode != BLKRING_OP_WRITE))
+		return false;
+	ret = blkring__rw_prep(ctx, req, sqe);
+	if (unlikely(ret)) {
+		blkring__req_post(ctx, req, ret);
+		return true;
+	}
+	blkring__stat_add(&ctx->stats.issued, 1);
+	ret = blkring__rw_issue(req, opcode == BLKRING_OP_READ ? REQ_OP_READ : REQ_OP_WRITE);
+	if (unlikely(ret))
+		req_issue_failed(ctx, req, ret);
+	return true;
+}
+
+static inline void submit_one(struct blkring__ctx *ctx, struct blkring_req *req,
+                              const struct blkring_sqe *sqe)
+{
+	req->opcode = sqe->opcode;
+	req->sqe_flags = sqe->flags;
+	req->flags = 0;
+	req->link = NULL;
+	req->user_data = sqe->user_data;
+	req->seq = ctx->nr_seq++;
+	if (likely(submit_rw_fast(ctx, req, sqe)))
+		return;
+	submit_any(ctx, req, sqe);
 }
 
 /*

@@ -10,28 +10,7 @@
 #include <string.h>
 
 #include "ring.h"
-
-#define BLKRING_RWF_VALID (BLKRING_RWF_FUA | BLKRING_RWF_NOWAIT)
-
-static inline int prep_dev(struct blkring__ctx *ctx, struct blkring_req *req,
-                           const struct blkring_sqe *sqe)
-{
-	uint32_t idx = (uint32_t)sqe->fd;
-
-	if (unlikely(idx >= ctx->nr_devs || !ctx->devs[idx]))
-		return -EBADF;
-	req->dev = ctx->devs[idx];
-	return 0;
-}
-
-/* Shared by every opcode that ends in a bio. */
-static inline int submit_req_bio(struct blkring_req *req, struct blkring_bio *bio)
-{
-	bio->queue_hint = req->ctx->queue_hint;
-	bio->end_io = blkring__req_bio_end_io;
-	bio->private = req;
-	return blkring__submit_bio(bio);
-}
+#include "rw.h"
 
 /* ---- NOP ---- */
 
@@ -53,32 +32,6 @@ static int nop_issue(struct blkring_req *req, unsigned issue_flags)
 
 /* ---- READ, WRITE, READV, WRITEV ---- */
 
-/* Offset, length and buffer are the block layer's to check (-EINVAL). */
-static inline int rw_prep_flags(struct blkring_req *req, const struct blkring_sqe *sqe)
-{
-	uint32_t rw_flags = sqe->rw_flags;
-
-	/* Linux answers unknown RWF_* bits with -EOPNOTSUPP. */
-	if (unlikely(rw_flags & ~BLKRING_RWF_VALID))
-		return -EOPNOTSUPP;
-	req->rw_flags = rw_flags;
-	if (unlikely(rw_flags & BLKRING_RWF_NOWAIT))
-		req->flags |= REQ_F_NOWAIT;
-	req->off = sqe->off;
-	return 0;
-}
-
-static int rw_prep(struct blkring__ctx *ctx, struct blkring_req *req, const struct blkring_sqe *sqe)
-{
-	int ret = prep_dev(ctx, req, sqe);
-
-	if (unlikely(ret))
-		return ret;
-	req->addr = sqe->addr;
-	req->len = sqe->len;
-	return rw_prep_flags(req, sqe);
-}
-
 /* Copies the iovec array: the application may free it after submit. */
 static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
                     const struct blkring_sqe *sqe)
@@ -86,7 +39,7 @@ static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 	const struct iovec *uiov = (const struct iovec *)(uintptr_t)sqe->addr;
 	uint32_t nr = sqe->len;
 	uint64_t total = 0;
-	int ret = prep_dev(ctx, req, sqe);
+	int ret = blkring__prep_dev(ctx, req, sqe);
 
 	if (unlikely(ret))
 		return ret;
@@ -108,40 +61,19 @@ static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 		return -EINVAL;
 	req->nr_vecs = nr;
 	req->len = (uint32_t)total;
-	return rw_prep_flags(req, sqe);
-}
-
-static inline void rw_set_flags(struct blkring_req *req, struct blkring_bio *bio, bool write)
-{
-	if (unlikely(req->rw_flags)) {
-		if (write && (req->rw_flags & BLKRING_RWF_FUA))
-			bio->flags |= BIO_FUA;
-		if (req->rw_flags & BLKRING_RWF_NOWAIT)
-			bio->flags |= BIO_NOWAIT;
-	}
-}
-
-static inline int rw_issue(struct blkring_req *req, unsigned op)
-{
-	struct blkring_bio *bio = &req->bio;
-
-	blkring__bio_init(bio, req->dev, op, req->off, req->len);
-	blkring__bio_set_buf(bio, (void *)(uintptr_t)req->addr, req->len);
-	rw_set_flags(req, bio, op == REQ_OP_WRITE);
-	req->result = (int32_t)req->len;
-	return submit_req_bio(req, bio);
+	return blkring__rw_prep_flags(req, sqe);
 }
 
 static int read_issue(struct blkring_req *req, unsigned issue_flags)
 {
 	(void)issue_flags;
-	return rw_issue(req, REQ_OP_READ);
+	return blkring__rw_issue(req, REQ_OP_READ);
 }
 
 static int write_issue(struct blkring_req *req, unsigned issue_flags)
 {
 	(void)issue_flags;
-	return rw_issue(req, REQ_OP_WRITE);
+	return blkring__rw_issue(req, REQ_OP_WRITE);
 }
 
 static int rwv_issue(struct blkring_req *req, unsigned op)
@@ -152,9 +84,9 @@ static int rwv_issue(struct blkring_req *req, unsigned op)
 	bio->vec = req->iov;
 	bio->nr_vecs = req->nr_vecs;
 	bio->vec_skip = 0;
-	rw_set_flags(req, bio, op == REQ_OP_WRITE);
+	blkring__rw_set_flags(req, bio, op == REQ_OP_WRITE);
 	req->result = (int32_t)req->len;
-	return submit_req_bio(req, bio);
+	return blkring__submit_req_bio(req, bio);
 }
 
 static int readv_issue(struct blkring_req *req, unsigned issue_flags)
@@ -174,7 +106,7 @@ static int writev_issue(struct blkring_req *req, unsigned issue_flags)
 static int fsync_prep(struct blkring__ctx *ctx, struct blkring_req *req,
                       const struct blkring_sqe *sqe)
 {
-	int ret = prep_dev(ctx, req, sqe);
+	int ret = blkring__prep_dev(ctx, req, sqe);
 
 	if (unlikely(ret))
 		return ret;
@@ -191,7 +123,7 @@ static int fsync_issue(struct blkring_req *req, unsigned issue_flags)
 	(void)issue_flags;
 	blkring__bio_init(bio, req->dev, REQ_OP_FLUSH, 0, 0);
 	req->result = 0;
-	return submit_req_bio(req, bio);
+	return blkring__submit_req_bio(req, bio);
 }
 
 /* ---- URING_CMD: a command the device defines ---- */
@@ -199,7 +131,7 @@ static int fsync_issue(struct blkring_req *req, unsigned issue_flags)
 static int cmd_prep(struct blkring__ctx *ctx, struct blkring_req *req,
                     const struct blkring_sqe *sqe)
 {
-	int ret = prep_dev(ctx, req, sqe);
+	int ret = blkring__prep_dev(ctx, req, sqe);
 
 	if (unlikely(ret))
 		return ret;
@@ -221,8 +153,11 @@ static int cmd_issue(struct blkring_req *req, unsigned issue_flags)
 }
 
 const struct blkring__op blkring__ops[BLKRING_OP_LAST] = {
-    [BLKRING_OP_NOP] = {nop_prep, nop_issue},       [BLKRING_OP_READV] = {rwv_prep, readv_issue},
-    [BLKRING_OP_WRITEV] = {rwv_prep, writev_issue}, [BLKRING_OP_FSYNC] = {fsync_prep, fsync_issue},
-    [BLKRING_OP_READ] = {rw_prep, read_issue},      [BLKRING_OP_WRITE] = {rw_prep, write_issue},
+    [BLKRING_OP_NOP] = {nop_prep, nop_issue},
+    [BLKRING_OP_READV] = {rwv_prep, readv_issue},
+    [BLKRING_OP_WRITEV] = {rwv_prep, writev_issue},
+    [BLKRING_OP_FSYNC] = {fsync_prep, fsync_issue},
+    [BLKRING_OP_READ] = {blkring__rw_prep, read_issue},
+    [BLKRING_OP_WRITE] = {blkring__rw_prep, write_issue},
     [BLKRING_OP_URING_CMD] = {cmd_prep, cmd_issue},
 };

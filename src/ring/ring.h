@@ -164,8 +164,9 @@ struct blkring__ctx {
 	struct blkring__stats stats __cacheline_aligned;
 };
 
-/* The calling thread's identity: one address per thread, no syscall. */
-extern _Thread_local char blkring__thread_anchor;
+/* The calling thread's identity: one address per thread, no syscall, and
+ * (initial-exec) no call to find it. */
+extern _Thread_local char blkring__thread_anchor __attribute__((tls_model("initial-exec")));
 
 static inline const void *blkring__current(void)
 {
@@ -211,6 +212,37 @@ static inline void blkring__req_free(struct blkring__ctx *ctx, struct blkring_re
 
 /* complete.c: posting CQEs, overflow, completion from any thread. */
 void blkring__req_post(struct blkring__ctx *ctx, struct blkring_req *req, int res);
+
+static inline bool blkring__cq_full(struct blkring__ctx *ctx)
+{
+	/* Acquire: the application has finished reading the slot it freed. */
+	uint32_t head = atomic_load_explicit(&ctx->rings->cq_head, memory_order_acquire);
+
+	return ctx->cached_cq_tail - head >= ctx->cq_entries;
+}
+
+static inline void blkring__cqe_fill(struct blkring__ctx *ctx, uint64_t user_data, int res)
+{
+	struct blkring_cqe *cqe = &ctx->cqes[ctx->cached_cq_tail & ctx->cq_mask];
+
+	cqe->user_data = user_data;
+	cqe->res = res;
+	cqe->flags = 0;
+	atomic_store_explicit(&ctx->rings->cq_tail, ++ctx->cached_cq_tail, memory_order_release);
+}
+
+/* The common completion inline: no chain to continue, room in the CQ. */
+static inline void blkring__req_post_fast(struct blkring__ctx *ctx, struct blkring_req *req,
+                                          int res)
+{
+	if (unlikely(req->link || ctx->ovf_head || blkring__cq_full(ctx))) {
+		blkring__req_post(ctx, req, res);
+		return;
+	}
+	ctx->nr_done++;
+	blkring__cqe_fill(ctx, req->user_data, res);
+	blkring__req_free(ctx, req);
+}
 void blkring__req_complete(struct blkring_req *req, int res);
 void blkring__req_tw_complete(struct blkring__tw_node *tw);
 void blkring__req_bio_end_io(struct blkring_bio *bio);
