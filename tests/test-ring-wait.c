@@ -3,6 +3,7 @@
  * from completions on other threads. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "ring-fake.h"
@@ -123,6 +124,52 @@ static void wait_submit_and_wait(void)
 	fake_destroy(fake);
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct signaller {
+	struct blkring *ring;
+	pthread_t target;
+};
+
+static void *signal_when_asleep(void *arg)
+{
+	struct signaller *s = arg;
+	struct blkring_ring_stats st;
+
+	do {
+		usleep(100);
+		CHECK_EQ(blkring_ring_stats(s->ring, &st), 0);
+	} while (!st.sleeps);
+	pthread_kill(s->target, SIGUSR1);
+	return NULL;
+}
+
+/* A signal handler that runs while the owner sleeps ends the wait, as it
+ * ends io_uring_enter, so a program can notice its Ctrl-C. */
+static void wait_interrupted(void)
+{
+	struct blkring ring;
+	struct blkring_cqe *cqe = (void *)1;
+	struct sigaction sa = {.sa_handler = on_usr1};
+	struct signaller s = {&ring, pthread_self()};
+	pthread_t t;
+
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	CHECK_EQ(blkring_queue_init(4, &ring, 0), 0);
+	CHECK_EQ(pthread_create(&t, NULL, signal_when_asleep, &s), 0);
+	CHECK_EQ(blkring_wait_cqe(&ring, &cqe), -EINTR);
+	CHECK(cqe == NULL);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	/* The ring works on. */
+	blkring_prep_nop(test_sqe(&ring));
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(test_reap(&ring).res, 0);
+	blkring_queue_exit(&ring);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -131,6 +178,7 @@ int main(int argc, char **argv)
 	    {"ring-wait-bad-timeout", wait_bad_timeout, 0},
 	    {"ring-wait-woken-before-timeout", wait_woken_before_timeout, 0},
 	    {"ring-wait-submit-and-wait", wait_submit_and_wait, 0},
+	    {"ring-wait-interrupted", wait_interrupted, 0},
 	    {NULL, NULL, 0},
 	};
 

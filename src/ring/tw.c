@@ -112,21 +112,21 @@ static bool time_left(const struct timespec *deadline, struct timespec *left)
 	return left->tv_sec > 0 || (left->tv_sec == 0 && left->tv_nsec > 0);
 }
 
-/* Gives up a sleep nobody ended; a push that raced with it wins. */
-static int tw_cancel_sleep(struct blkring__tw_list *tw)
+/* Gives up a sleep nobody ended, answering why; a push that raced with it wins. */
+static int tw_cancel_sleep(struct blkring__tw_list *tw, int why)
 {
 	uintptr_t sleeping = BLKRING__TW_SLEEPING;
 
 	if (atomic_compare_exchange_strong_explicit(&tw->head, &sleeping, 0, memory_order_relaxed,
 	                                            memory_order_relaxed))
-		return -ETIME;
+		return why;
 	return 0;
 }
 
 /*
  * Sleeps until task work arrives or the deadline (absolute, monotonic; NULL
  * for none) passes.  Returns 0 with work pending (or arrived before the
- * sleep began), -ETIME at the deadline.
+ * sleep began), -ETIME at the deadline, -EINTR when a signal handler ran.
  */
 int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline)
 {
@@ -142,12 +142,14 @@ int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline)
 		int ret;
 
 		if (deadline && !time_left(deadline, &left))
-			return tw_cancel_sleep(tw);
+			return tw_cancel_sleep(tw, -ETIME);
 		ret = futex_wait(tw_futex_word(tw), (uint32_t)BLKRING__TW_SLEEPING,
 		                 deadline ? &left : NULL);
 		if (atomic_load_explicit(&tw->head, memory_order_relaxed) != BLKRING__TW_SLEEPING)
 			return 0;
 		if (ret == -ETIMEDOUT)
-			return tw_cancel_sleep(tw);
+			return tw_cancel_sleep(tw, -ETIME);
+		if (ret == -EINTR)
+			return tw_cancel_sleep(tw, -EINTR);
 	}
 }

@@ -58,13 +58,15 @@ static inline struct blkring_cqe *cq_first(struct blkring *ring)
 /*
  * Waits until wait_nr CQEs are ready (0: only looks), sleeping on the
  * task-work list: every completion that can arrive while the owner sleeps
- * comes from another thread, as task work.
+ * comes from another thread, as task work.  A signal handler that runs
+ * during the sleep ends the wait with -EINTR, as io_uring_enter's.
  */
 int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
                      const struct timespec *ts)
 {
 	struct blkring__ctx *ctx = ring->ctx;
 	struct timespec deadline;
+	int ret;
 
 	*cqe_ptr = NULL;
 	if (unlikely(!blkring__is_owner(ctx)))
@@ -78,10 +80,11 @@ int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigne
 			return 0;
 		if (!wait_nr)
 			return -EAGAIN;
-		if (blkring__tw_wait(ctx, ts ? &deadline : NULL) == -ETIME) {
+		ret = blkring__tw_wait(ctx, ts ? &deadline : NULL);
+		if (ret < 0) {
 			blkring__enter(ctx);
 			*cqe_ptr = cq_first(ring);
-			return -ETIME;
+			return ret;
 		}
 	}
 }
