@@ -244,18 +244,21 @@ static inline bool submit_rw_fast(struct blkring__ctx *ctx, struct blkring_req *
                                   const struct blkring_sqe *sqe)
 {
 	uint8_t opcode = req->opcode;
+	struct blkring__rw rw;
 	int ret;
 
 	if (req->sqe_flags || ctx->link_head || ctx->drain_active ||
 	    (opcode != BLKRING_OP_READ && opcode != BLKRING_OP_WRITE))
 		return false;
-	ret = blkring__rw_prep(ctx, req, sqe);
+	blkring__rw_load(&rw, sqe);
+	ret = blkring__rw_prep_vals(ctx, req, (uint32_t)sqe->fd, &rw);
 	if (unlikely(ret)) {
 		blkring__req_post(ctx, req, ret);
 		return true;
 	}
 	blkring__stat_add(&ctx->stats.issued, 1);
-	ret = blkring__rw_issue(req, opcode == BLKRING_OP_READ ? REQ_OP_READ : REQ_OP_WRITE);
+	ret = blkring__rw_submit(ctx, req, opcode == BLKRING_OP_READ ? REQ_OP_READ : REQ_OP_WRITE,
+	                         &rw);
 	if (unlikely(ret))
 		req_issue_failed(ctx, req, ret);
 	return true;
@@ -269,9 +272,11 @@ static inline void submit_one(struct blkring__ctx *ctx, struct blkring_req *req,
 	req->flags = 0;
 	req->link = NULL;
 	req->user_data = sqe->user_data;
-	req->seq = ctx->nr_seq++;
+	ctx->nr_seq++;
 	if (likely(submit_rw_fast(ctx, req, sqe)))
 		return;
+	/* Only chains and drains need to know their place. */
+	req->seq = ctx->nr_seq - 1;
 	submit_any(ctx, req, sqe);
 }
 

@@ -39,8 +39,11 @@ static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 	const struct iovec *uiov = (const struct iovec *)(uintptr_t)sqe->addr;
 	uint32_t nr = sqe->len;
 	uint64_t total = 0;
-	int ret = blkring__prep_dev(ctx, req, sqe);
+	struct blkring__rw rw;
+	int ret;
 
+	blkring__rw_load(&rw, sqe);
+	ret = blkring__rw_prep_vals(ctx, req, (uint32_t)sqe->fd, &rw);
 	if (unlikely(ret))
 		return ret;
 	if (unlikely(nr > BLKRING_MAX_IOVECS))
@@ -61,7 +64,7 @@ static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 		return -EINVAL;
 	req->nr_vecs = nr;
 	req->len = (uint32_t)total;
-	return blkring__rw_prep_flags(req, sqe);
+	return 0;
 }
 
 static int read_issue(struct blkring_req *req, unsigned issue_flags)
@@ -84,7 +87,8 @@ static int rwv_issue(struct blkring_req *req, unsigned op)
 	bio->vec = req->iov;
 	bio->nr_vecs = req->nr_vecs;
 	bio->vec_skip = 0;
-	blkring__rw_set_flags(req, bio, op == REQ_OP_WRITE);
+	if (unlikely(req->rw_flags))
+		blkring__rw_set_flags(req->rw_flags, bio, op == REQ_OP_WRITE);
 	req->result = (int32_t)req->len;
 	return blkring__submit_req_bio(req, bio);
 }

@@ -136,6 +136,7 @@ struct blkring__ctx {
 	struct blkring_cqe *cqes;
 	uint32_t sq_mask, sq_entries, cq_mask, cq_entries;
 	uint32_t cached_sq_head, cached_cq_tail;
+	uint32_t cq_room_end; /* the CQ has room while cached_cq_tail is below it */
 	struct blkring_req *free_reqs;
 	struct blkring_dev **devs;
 	unsigned nr_devs;
@@ -213,12 +214,20 @@ static inline void blkring__req_free(struct blkring__ctx *ctx, struct blkring_re
 /* complete.c: posting CQEs, overflow, completion from any thread. */
 void blkring__req_post(struct blkring__ctx *ctx, struct blkring_req *req, int res);
 
+/*
+ * Full when the tail reached the application's last known head plus the CQ
+ * size; only then is the head read again (acquire: the application has
+ * finished with the slots it freed), so most CQEs skip that load.
+ */
 static inline bool blkring__cq_full(struct blkring__ctx *ctx)
 {
-	/* Acquire: the application has finished reading the slot it freed. */
-	uint32_t head = atomic_load_explicit(&ctx->rings->cq_head, memory_order_acquire);
+	uint32_t head;
 
-	return ctx->cached_cq_tail - head >= ctx->cq_entries;
+	if (likely(ctx->cached_cq_tail != ctx->cq_room_end))
+		return false;
+	head = atomic_load_explicit(&ctx->rings->cq_head, memory_order_acquire);
+	ctx->cq_room_end = head + ctx->cq_entries;
+	return ctx->cached_cq_tail == ctx->cq_room_end;
 }
 
 static inline void blkring__cqe_fill(struct blkring__ctx *ctx, uint64_t user_data, int res)

@@ -32,53 +32,84 @@ static inline int blkring__submit_req_bio(struct blkring_req *req, struct blkrin
 	return blkring__submit_bio(bio);
 }
 
-/* Offset, length and buffer are the block layer's to check (-EINVAL). */
-static inline int blkring__rw_prep_flags(struct blkring_req *req, const struct blkring_sqe *sqe)
-{
-	uint32_t rw_flags = sqe->rw_flags;
+/*
+ * A read or write as the SQE has it.  The values are kept in the request
+ * for a re-issue from a worker; the caller passes them in registers, since
+ * the request and the SQE might alias for all the compiler knows.
+ * Offset, length and buffer are the block layer's to check (-EINVAL).
+ */
+struct blkring__rw {
+	uint64_t off, addr;
+	uint32_t len, rw_flags;
+};
 
+static inline int blkring__rw_prep_vals(struct blkring__ctx *ctx, struct blkring_req *req,
+                                        uint32_t idx, const struct blkring__rw *rw)
+{
+	struct blkring_dev *dev;
+
+	if (unlikely(idx >= ctx->nr_devs || !(dev = ctx->devs[idx])))
+		return -EBADF;
 	/* Linux answers unknown RWF_* bits with -EOPNOTSUPP. */
-	if (unlikely(rw_flags & ~BLKRING_RWF_VALID))
+	if (unlikely(rw->rw_flags & ~BLKRING_RWF_VALID))
 		return -EOPNOTSUPP;
-	req->rw_flags = rw_flags;
-	if (unlikely(rw_flags & BLKRING_RWF_NOWAIT))
+	if (unlikely(rw->rw_flags & BLKRING_RWF_NOWAIT))
 		req->flags |= REQ_F_NOWAIT;
-	req->off = sqe->off;
+	req->dev = dev;
+	req->off = rw->off;
+	req->addr = rw->addr;
+	req->len = rw->len;
+	req->rw_flags = rw->rw_flags;
 	return 0;
+}
+
+static inline void blkring__rw_load(struct blkring__rw *rw, const struct blkring_sqe *sqe)
+{
+	rw->off = sqe->off;
+	rw->addr = sqe->addr;
+	rw->len = sqe->len;
+	rw->rw_flags = sqe->rw_flags;
 }
 
 static inline int blkring__rw_prep(struct blkring__ctx *ctx, struct blkring_req *req,
                                    const struct blkring_sqe *sqe)
 {
-	int ret = blkring__prep_dev(ctx, req, sqe);
+	struct blkring__rw rw;
 
-	if (unlikely(ret))
-		return ret;
-	req->addr = sqe->addr;
-	req->len = sqe->len;
-	return blkring__rw_prep_flags(req, sqe);
+	blkring__rw_load(&rw, sqe);
+	return blkring__rw_prep_vals(ctx, req, (uint32_t)sqe->fd, &rw);
 }
 
-static inline void blkring__rw_set_flags(struct blkring_req *req, struct blkring_bio *bio,
-                                         bool write)
+static inline void blkring__rw_set_flags(uint32_t rw_flags, struct blkring_bio *bio, bool write)
 {
-	if (unlikely(req->rw_flags)) {
-		if (write && (req->rw_flags & BLKRING_RWF_FUA))
-			bio->flags |= BIO_FUA;
-		if (req->rw_flags & BLKRING_RWF_NOWAIT)
-			bio->flags |= BIO_NOWAIT;
-	}
+	if (write && (rw_flags & BLKRING_RWF_FUA))
+		bio->flags |= BIO_FUA;
+	if (rw_flags & BLKRING_RWF_NOWAIT)
+		bio->flags |= BIO_NOWAIT;
 }
 
-static inline int blkring__rw_issue(struct blkring_req *req, unsigned op)
+static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_req *req, unsigned op,
+                                     const struct blkring__rw *rw)
 {
 	struct blkring_bio *bio = &req->bio;
 
-	blkring__bio_init(bio, req->dev, op, req->off, req->len);
-	blkring__bio_set_buf(bio, (void *)(uintptr_t)req->addr, req->len);
-	blkring__rw_set_flags(req, bio, op == REQ_OP_WRITE);
-	req->result = (int32_t)req->len;
-	return blkring__submit_req_bio(req, bio);
+	blkring__bio_init(bio, req->dev, op, rw->off, rw->len);
+	blkring__bio_set_buf(bio, (void *)(uintptr_t)rw->addr, rw->len);
+	if (unlikely(rw->rw_flags))
+		blkring__rw_set_flags(rw->rw_flags, bio, op == REQ_OP_WRITE);
+	req->result = (int32_t)rw->len;
+	bio->queue_hint = ctx->queue_hint;
+	bio->end_io = blkring__req_bio_end_io;
+	bio->private = req;
+	return blkring__submit_bio(bio);
+}
+
+/* Issue (or re-issue) from what prep kept. */
+static inline int blkring__rw_issue(struct blkring_req *req, unsigned op)
+{
+	struct blkring__rw rw = {req->off, req->addr, req->len, req->rw_flags};
+
+	return blkring__rw_submit(req->ctx, req, op, &rw);
 }
 
 #endif

@@ -93,6 +93,7 @@ static int rings_alloc(struct blkring__ctx *ctx, uint32_t sq, uint32_t cq)
 	ctx->sq_mask = sq - 1;
 	ctx->cq_entries = cq;
 	ctx->cq_mask = cq - 1;
+	ctx->cq_room_end = cq;
 	return 0;
 }
 
