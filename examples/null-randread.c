@@ -49,8 +49,9 @@ static void queue_read(struct job *job, unsigned slot)
 
 	if (!sqe)
 		abort();
+	/* A block in [0, blocks) by multiplying rather than dividing. */
 	blkring_prep_read(sqe, 0, job->bufs + (size_t)slot * BS, BS,
-	                  xorshift64() % job->blocks * BS);
+	                  (uint64_t)(((unsigned __int128)xorshift64() * job->blocks) >> 64) * BS);
 	sqe->user_data = slot;
 }
 
