@@ -73,11 +73,6 @@ static inline void req_issue(struct blkring__ctx *ctx, struct blkring_req *req)
 		req_issue_failed(ctx, req, ret);
 }
 
-void blkring__req_issue(struct blkring__ctx *ctx, struct blkring_req *req)
-{
-	req_issue(ctx, req);
-}
-
 /* A worker: the blocking issue of a punted or ASYNC request. */
 void blkring__req_run_blocking(struct blkring__wq_work *work)
 {
@@ -134,7 +129,7 @@ static bool flush_deferred(struct blkring__ctx *ctx)
 		ctx->defer_head = req->next;
 		if (!ctx->defer_head)
 			ctx->defer_tail = NULL;
-		blkring__req_issue(ctx, req);
+		req_issue(ctx, req);
 		started = true;
 	}
 	if (!ctx->defer_head && (int32_t)(ctx->nr_done - ctx->drain_barrier) >= 0)
@@ -152,7 +147,7 @@ static void issue_ready(struct blkring__ctx *ctx)
 	if (unlikely(ctx->exiting))
 		blkring__req_post(ctx, req, -ECANCELED);
 	else
-		blkring__req_issue(ctx, req);
+		req_issue(ctx, req);
 }
 
 /* Starts what completions made ready: next links, then drained units. */

@@ -58,6 +58,8 @@ struct blkring__tw_list {
 	_Atomic uintptr_t head;
 };
 
+#define BLKRING__TW_SLEEPING ((uintptr_t)1)
+
 /* ---- worker pool (io-wq.c) ---- */
 
 struct blkring__wq_work {
@@ -77,10 +79,10 @@ struct blkring__io_wq {
 /* ---- requests (req.c) ---- */
 
 /* req->flags */
-#define REQ_F_FAIL (1U << 0)   /* prep failed: complete with req->result, issue nothing */
-#define REQ_F_NOWAIT (1U << 1) /* the user asked for -EAGAIN rather than a wait */
-#define REQ_F_DRAIN (1U << 2)  /* the unit headed by this request drains */
-#define REQ_F_IOV_HEAP (1U << 3)
+#define REQ_F_FAIL (1U << 0)     /* prep failed: complete with req->result, issue nothing */
+#define REQ_F_NOWAIT (1U << 1)   /* the user asked for -EAGAIN rather than a wait */
+#define REQ_F_DRAIN (1U << 2)    /* the unit headed by this request drains */
+#define REQ_F_IOV_HEAP (1U << 3) /* req->iov was allocated: more than the inline vectors */
 
 struct blkring_req {
 	/* What submission and completion touch, first. */
@@ -89,7 +91,7 @@ struct blkring_req {
 	struct blkring_req *link; /* the next request of an IO_LINK chain */
 	uint64_t user_data;
 	int32_t result;       /* for CQE res: bytes expected, a prep error, or the final result */
-	uint32_t seq;         /* submission order, for IO_DRAIN */
+	uint32_t seq;         /* submission order (chain heads and drains only) */
 	uint32_t start_after; /* deferred: may start once this many requests completed */
 	uint8_t opcode;
 	uint8_t sqe_flags;
@@ -252,6 +254,7 @@ static inline void blkring__req_post_fast(struct blkring__ctx *ctx, struct blkri
 	blkring__cqe_fill(ctx, req->user_data, res);
 	blkring__req_free(ctx, req);
 }
+
 void blkring__req_complete(struct blkring_req *req, int res);
 void blkring__req_tw_complete(struct blkring__tw_node *tw);
 void blkring__req_bio_end_io(struct blkring_bio *bio);
@@ -261,7 +264,6 @@ void blkring__overflow_free(struct blkring__ctx *ctx);
 /* issue.c: starting requests. */
 int blkring__submit_sqes(struct blkring__ctx *ctx);
 void blkring__issue_pending(struct blkring__ctx *ctx);
-void blkring__req_issue(struct blkring__ctx *ctx, struct blkring_req *req);
 void blkring__req_queue_next(struct blkring__ctx *ctx, struct blkring_req *req);
 void blkring__req_run_blocking(struct blkring__wq_work *work);
 void blkring__cancel_deferred(struct blkring__ctx *ctx);
@@ -285,7 +287,7 @@ int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline);
 
 static inline bool blkring__tw_pending(struct blkring__ctx *ctx)
 {
-	return atomic_load_explicit(&ctx->tw.head, memory_order_relaxed) > 1;
+	return atomic_load_explicit(&ctx->tw.head, memory_order_relaxed) > BLKRING__TW_SLEEPING;
 }
 
 /* io-wq.c */

@@ -25,8 +25,6 @@
 #include "lib/futex.h"
 #include "ring.h"
 
-#define BLKRING__TW_SLEEPING ((uintptr_t)1)
-
 void blkring__tw_init(struct blkring__tw_list *tw)
 {
 	atomic_init(&tw->head, 0);
