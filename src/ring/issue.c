@@ -246,7 +246,7 @@ static inline bool submit_rw_fast(struct blkring__ctx *ctx, struct blkring_req *
 	    (opcode != BLKRING_OP_READ && opcode != BLKRING_OP_WRITE))
 		return false;
 	blkring__rw_load(&rw, sqe);
-	ret = blkring__rw_prep_vals(ctx, req, (uint32_t)sqe->fd, &rw);
+	ret = blkring__rw_check(ctx, req, (uint32_t)sqe->fd, &rw);
 	if (unlikely(ret)) {
 		blkring__req_post(ctx, req, ret);
 		return true;
@@ -254,8 +254,11 @@ static inline bool submit_rw_fast(struct blkring__ctx *ctx, struct blkring_req *
 	blkring__stat_add(&ctx->stats.issued, 1);
 	ret = blkring__rw_submit(ctx, req, opcode == BLKRING_OP_READ ? REQ_OP_READ : REQ_OP_WRITE,
 	                         &rw);
-	if (unlikely(ret))
+	if (unlikely(ret)) {
+		/* Only now may a worker need to issue it again. */
+		blkring__rw_keep(req, &rw);
 		req_issue_failed(ctx, req, ret);
+	}
 	return true;
 }
 

@@ -39,11 +39,9 @@ static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 	const struct iovec *uiov = (const struct iovec *)(uintptr_t)sqe->addr;
 	uint32_t nr = sqe->len;
 	uint64_t total = 0;
-	struct blkring__rw rw;
 	int ret;
 
-	blkring__rw_load(&rw, sqe);
-	ret = blkring__rw_prep_vals(ctx, req, (uint32_t)sqe->fd, &rw);
+	ret = blkring__rw_prep(ctx, req, sqe);
 	if (unlikely(ret))
 		return ret;
 	if (unlikely(nr > BLKRING_MAX_IOVECS))

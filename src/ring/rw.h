@@ -33,35 +33,15 @@ static inline int blkring__submit_req_bio(struct blkring_req *req, struct blkrin
 }
 
 /*
- * A read or write as the SQE has it.  The values are kept in the request
- * for a re-issue from a worker; the caller passes them in registers, since
- * the request and the SQE might alias for all the compiler knows.
- * Offset, length and buffer are the block layer's to check (-EINVAL).
+ * A read or write as the SQE has it, passed in registers: the request and
+ * the SQE might alias for all the compiler knows.  Offset, length and
+ * buffer are the block layer's to check (-EINVAL).
  */
 struct blkring__rw {
+	struct blkring_dev *dev;
 	uint64_t off, addr;
 	uint32_t len, rw_flags;
 };
-
-static inline int blkring__rw_prep_vals(struct blkring__ctx *ctx, struct blkring_req *req,
-                                        uint32_t idx, const struct blkring__rw *rw)
-{
-	struct blkring_dev *dev;
-
-	if (unlikely(idx >= ctx->nr_devs || !(dev = ctx->devs[idx])))
-		return -EBADF;
-	/* Linux answers unknown RWF_* bits with -EOPNOTSUPP. */
-	if (unlikely(rw->rw_flags & ~BLKRING_RWF_VALID))
-		return -EOPNOTSUPP;
-	if (unlikely(rw->rw_flags & BLKRING_RWF_NOWAIT))
-		req->flags |= REQ_F_NOWAIT;
-	req->dev = dev;
-	req->off = rw->off;
-	req->addr = rw->addr;
-	req->len = rw->len;
-	req->rw_flags = rw->rw_flags;
-	return 0;
-}
 
 static inline void blkring__rw_load(struct blkring__rw *rw, const struct blkring_sqe *sqe)
 {
@@ -71,13 +51,41 @@ static inline void blkring__rw_load(struct blkring__rw *rw, const struct blkring
 	rw->rw_flags = sqe->rw_flags;
 }
 
+/* The device index and the flags; finds the device. */
+static inline int blkring__rw_check(struct blkring__ctx *ctx, struct blkring_req *req, uint32_t idx,
+                                    struct blkring__rw *rw)
+{
+	if (unlikely(idx >= ctx->nr_devs || !(rw->dev = ctx->devs[idx])))
+		return -EBADF;
+	/* Linux answers unknown RWF_* bits with -EOPNOTSUPP. */
+	if (unlikely(rw->rw_flags & ~BLKRING_RWF_VALID))
+		return -EOPNOTSUPP;
+	if (unlikely(rw->rw_flags & BLKRING_RWF_NOWAIT))
+		req->flags |= REQ_F_NOWAIT;
+	return 0;
+}
+
+/* What an issue from the worker pool starts from. */
+static inline void blkring__rw_keep(struct blkring_req *req, const struct blkring__rw *rw)
+{
+	req->dev = rw->dev;
+	req->off = rw->off;
+	req->addr = rw->addr;
+	req->len = rw->len;
+	req->rw_flags = rw->rw_flags;
+}
+
 static inline int blkring__rw_prep(struct blkring__ctx *ctx, struct blkring_req *req,
                                    const struct blkring_sqe *sqe)
 {
 	struct blkring__rw rw;
+	int ret;
 
 	blkring__rw_load(&rw, sqe);
-	return blkring__rw_prep_vals(ctx, req, (uint32_t)sqe->fd, &rw);
+	ret = blkring__rw_check(ctx, req, (uint32_t)sqe->fd, &rw);
+	if (likely(!ret))
+		blkring__rw_keep(req, &rw);
+	return ret;
 }
 
 static inline void blkring__rw_set_flags(uint32_t rw_flags, struct blkring_bio *bio, bool write)
@@ -93,7 +101,7 @@ static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_re
 {
 	struct blkring_bio *bio = &req->bio;
 
-	blkring__bio_init(bio, req->dev, op, rw->off, rw->len);
+	blkring__bio_init(bio, rw->dev, op, rw->off, rw->len);
 	blkring__bio_set_buf(bio, (void *)(uintptr_t)rw->addr, rw->len);
 	if (unlikely(rw->rw_flags))
 		blkring__rw_set_flags(rw->rw_flags, bio, op == REQ_OP_WRITE);
@@ -107,7 +115,7 @@ static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_re
 /* Issue (or re-issue) from what prep kept. */
 static inline int blkring__rw_issue(struct blkring_req *req, unsigned op)
 {
-	struct blkring__rw rw = {req->off, req->addr, req->len, req->rw_flags};
+	struct blkring__rw rw = {req->dev, req->off, req->addr, req->len, req->rw_flags};
 
 	return blkring__rw_submit(req->ctx, req, op, &rw);
 }
