@@ -87,6 +87,14 @@ static int run(struct job *job, double seconds, double *elapsed)
 			if (now() >= end)
 				break;
 		}
+		/* Completions from a device thread: sleep until one comes. */
+		if (!blkring_cq_ready(&job->ring)) {
+			struct blkring_cqe *cqe;
+
+			ret = blkring_wait_cqe(&job->ring, &cqe);
+			if (ret < 0)
+				return ret;
+		}
 		reap(job, true);
 	}
 	/* Stop refilling; wait for what is in flight. */
