@@ -19,7 +19,7 @@ enum fake_mode {
 	FAKE_BLOCK,  /* block the submitter until fake_unblock(), then end it */
 };
 
-#define FAKE_MAX_BIOS 4096
+#define FAKE_MAX_BIOS 16384
 
 struct fake_bio_record {
 	uint8_t op, flags;
