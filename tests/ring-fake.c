@@ -50,7 +50,7 @@ static const struct blkring_dev_ops fake_ops = {
     .submit_bio = fake_submit_bio,
 };
 
-struct fake_dev *fake_create(enum fake_mode mode)
+struct fake_dev *ring_fake_create(enum fake_mode mode)
 {
 	struct fake_dev *fake = calloc(1, sizeof(*fake));
 
@@ -67,7 +67,7 @@ struct fake_dev *fake_create(enum fake_mode mode)
 	return fake;
 }
 
-void fake_destroy(struct fake_dev *fake)
+void ring_fake_destroy(struct fake_dev *fake)
 {
 	blkring__dev_free(fake->dev);
 	pthread_mutex_destroy(&fake->lock);
@@ -75,7 +75,7 @@ void fake_destroy(struct fake_dev *fake)
 	free(fake);
 }
 
-void fake_end(struct fake_dev *fake, unsigned n, int status)
+void ring_fake_end(struct fake_dev *fake, unsigned n, int status)
 {
 	while (n--) {
 		struct blkring_bio *bio;
@@ -99,11 +99,11 @@ static void *fake_end_thread(void *arg)
 {
 	struct fake_end_arg *a = arg;
 
-	fake_end(a->fake, a->n, a->status);
+	ring_fake_end(a->fake, a->n, a->status);
 	return NULL;
 }
 
-void fake_end_from_thread(struct fake_dev *fake, unsigned n, int status)
+void ring_fake_end_from_thread(struct fake_dev *fake, unsigned n, int status)
 {
 	struct fake_end_arg a = {fake, n, status};
 	pthread_t t;
@@ -112,7 +112,7 @@ void fake_end_from_thread(struct fake_dev *fake, unsigned n, int status)
 	CHECK_EQ(pthread_join(t, NULL), 0);
 }
 
-void fake_unblock(struct fake_dev *fake)
+void ring_fake_unblock(struct fake_dev *fake)
 {
 	pthread_mutex_lock(&fake->lock);
 	fake->unblocked = true;
@@ -120,7 +120,7 @@ void fake_unblock(struct fake_dev *fake)
 	pthread_mutex_unlock(&fake->lock);
 }
 
-void fake_wait_blocked(struct fake_dev *fake, unsigned n)
+void ring_fake_wait_blocked(struct fake_dev *fake, unsigned n)
 {
 	pthread_mutex_lock(&fake->lock);
 	while (fake->nr_blocked < n)
@@ -128,7 +128,7 @@ void fake_wait_blocked(struct fake_dev *fake, unsigned n)
 	pthread_mutex_unlock(&fake->lock);
 }
 
-void fake_wait_submitted(struct fake_dev *fake, unsigned n)
+void ring_fake_wait_submitted(struct fake_dev *fake, unsigned n)
 {
 	pthread_mutex_lock(&fake->lock);
 	while (fake->nr_submitted < n)
@@ -136,7 +136,7 @@ void fake_wait_submitted(struct fake_dev *fake, unsigned n)
 	pthread_mutex_unlock(&fake->lock);
 }
 
-unsigned fake_held(struct fake_dev *fake)
+unsigned ring_fake_held(struct fake_dev *fake)
 {
 	unsigned n;
 
@@ -146,7 +146,7 @@ unsigned fake_held(struct fake_dev *fake)
 	return n;
 }
 
-unsigned fake_submitted(struct fake_dev *fake)
+unsigned ring_fake_submitted(struct fake_dev *fake)
 {
 	unsigned n;
 
@@ -156,7 +156,7 @@ unsigned fake_submitted(struct fake_dev *fake)
 	return n;
 }
 
-struct fake_bio_record fake_record(struct fake_dev *fake, unsigned i)
+struct fake_bio_record ring_fake_record(struct fake_dev *fake, unsigned i)
 {
 	struct fake_bio_record rec;
 
@@ -167,13 +167,13 @@ struct fake_bio_record fake_record(struct fake_dev *fake, unsigned i)
 	return rec;
 }
 
-void fake_ring(struct blkring *ring, unsigned entries, struct fake_dev *fake)
+void ring_fake_ring(struct blkring *ring, unsigned entries, struct fake_dev *fake)
 {
 	CHECK_EQ(blkring_queue_init(entries, ring, 0), 0);
 	CHECK_EQ(blkring_register_devices(ring, &fake->dev, 1), 0);
 }
 
-struct blkring_sqe *test_sqe(struct blkring *ring)
+struct blkring_sqe *ring_sqe(struct blkring *ring)
 {
 	struct blkring_sqe *sqe = blkring_get_sqe(ring);
 
@@ -181,7 +181,7 @@ struct blkring_sqe *test_sqe(struct blkring *ring)
 	return sqe;
 }
 
-struct blkring_cqe test_reap(struct blkring *ring)
+struct blkring_cqe ring_reap(struct blkring *ring)
 {
 	struct blkring_cqe *cqe, copy;
 

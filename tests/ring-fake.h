@@ -15,8 +15,8 @@
 
 enum fake_mode {
 	FAKE_INLINE, /* end the bio inside submit_bio */
-	FAKE_HOLD,   /* keep it until fake_end() */
-	FAKE_BLOCK,  /* block the submitter until fake_unblock(), then end it */
+	FAKE_HOLD,   /* keep it until ring_fake_end() */
+	FAKE_BLOCK,  /* block the submitter until ring_fake_unblock(), then end it */
 };
 
 #define FAKE_MAX_BIOS 16384
@@ -47,27 +47,27 @@ struct fake_dev {
 };
 
 /* A 1 GiB device with 512-byte blocks, flush and FUA. */
-struct fake_dev *fake_create(enum fake_mode mode);
-void fake_destroy(struct fake_dev *fake);
+struct fake_dev *ring_fake_create(enum fake_mode mode);
+void ring_fake_destroy(struct fake_dev *fake);
 /* Ends the n oldest held bios with status; waits until n are held. */
-void fake_end(struct fake_dev *fake, unsigned n, int status);
+void ring_fake_end(struct fake_dev *fake, unsigned n, int status);
 /* The same from a thread of its own, joined before returning. */
-void fake_end_from_thread(struct fake_dev *fake, unsigned n, int status);
+void ring_fake_end_from_thread(struct fake_dev *fake, unsigned n, int status);
 /* FAKE_BLOCK: lets every blocked and later submitter through. */
-void fake_unblock(struct fake_dev *fake);
+void ring_fake_unblock(struct fake_dev *fake);
 /* FAKE_BLOCK: waits until n submitters are blocked. */
-void fake_wait_blocked(struct fake_dev *fake, unsigned n);
+void ring_fake_wait_blocked(struct fake_dev *fake, unsigned n);
 /* Waits until n bios were submitted in all. */
-void fake_wait_submitted(struct fake_dev *fake, unsigned n);
-unsigned fake_held(struct fake_dev *fake);
-unsigned fake_submitted(struct fake_dev *fake);
-struct fake_bio_record fake_record(struct fake_dev *fake, unsigned i);
+void ring_fake_wait_submitted(struct fake_dev *fake, unsigned n);
+unsigned ring_fake_held(struct fake_dev *fake);
+unsigned ring_fake_submitted(struct fake_dev *fake);
+struct fake_bio_record ring_fake_record(struct fake_dev *fake, unsigned i);
 
 /* A ring of `entries` with the fake registered at index 0. */
-void fake_ring(struct blkring *ring, unsigned entries, struct fake_dev *fake);
+void ring_fake_ring(struct blkring *ring, unsigned entries, struct fake_dev *fake);
 
 /* Fills, submits and reaps helpers shared by the ring tests. */
-struct blkring_sqe *test_sqe(struct blkring *ring);
-struct blkring_cqe test_reap(struct blkring *ring);
+struct blkring_sqe *ring_sqe(struct blkring *ring);
+struct blkring_cqe ring_reap(struct blkring *ring);
 
 #endif

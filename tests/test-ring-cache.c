@@ -9,7 +9,7 @@
 static void cache_grows(void)
 {
 	enum { SQ = 4096, N = 3 * SQ };
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring_params p = {.flags = BLKRING_SETUP_CQSIZE, .cq_entries = 4 * SQ};
 	struct blkring ring;
 	static char buf[512];
@@ -19,17 +19,17 @@ static void cache_grows(void)
 	/* Three full SQs in flight: more than the 4096 requests made at setup. */
 	for (unsigned i = 0; i < N; i += SQ) {
 		for (unsigned j = 0; j < SQ; j++) {
-			struct blkring_sqe *sqe = test_sqe(&ring);
+			struct blkring_sqe *sqe = ring_sqe(&ring);
 
 			blkring_prep_read(sqe, 0, buf, sizeof(buf), 0);
 			sqe->user_data = i + j;
 		}
 		CHECK_EQ(blkring_submit(&ring), SQ);
 	}
-	CHECK_EQ(fake_held(fake), N);
-	fake_end_from_thread(fake, N, 0);
+	CHECK_EQ(ring_fake_held(fake), N);
+	ring_fake_end_from_thread(fake, N, 0);
 	for (unsigned i = 0; i < N; i++) {
-		struct blkring_cqe cqe = test_reap(&ring);
+		struct blkring_cqe cqe = ring_reap(&ring);
 
 		CHECK_EQ(cqe.user_data, i);
 		CHECK_EQ(cqe.res, sizeof(buf));
@@ -37,12 +37,12 @@ static void cache_grows(void)
 	/* Requests come back to the cache and are reused. */
 	for (unsigned round = 0; round < 3; round++) {
 		for (unsigned j = 0; j < SQ; j++)
-			blkring_prep_nop(test_sqe(&ring));
+			blkring_prep_nop(ring_sqe(&ring));
 		CHECK_EQ(blkring_submit_and_wait(&ring, SQ), SQ);
 		blkring_cq_advance(&ring, SQ);
 	}
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 int main(int argc, char **argv)

@@ -26,7 +26,7 @@ static void null_ring(struct blkring *ring, unsigned entries, struct blkring_dev
 static int run(struct blkring *ring)
 {
 	CHECK_EQ(blkring_submit(ring), 1);
-	return test_reap(ring).res;
+	return ring_reap(ring).res;
 }
 
 static void fill(struct blkring *ring, char byte, uint64_t off, unsigned len)
@@ -35,7 +35,7 @@ static void fill(struct blkring *ring, char byte, uint64_t off, unsigned len)
 
 	CHECK(buf);
 	memset(buf, byte, len);
-	blkring_prep_write(test_sqe(ring), 0, buf, len, off);
+	blkring_prep_write(ring_sqe(ring), 0, buf, len, off);
 	CHECK_EQ(run(ring), (int)len);
 	free(buf);
 }
@@ -46,7 +46,7 @@ static void expect_bytes(struct blkring *ring, char byte, uint64_t off, unsigned
 	char *buf = aligned_alloc(4096, len);
 
 	CHECK(buf);
-	blkring_prep_read(test_sqe(ring), 0, buf, len, off);
+	blkring_prep_read(ring_sqe(ring), 0, buf, len, off);
 	CHECK_EQ(run(ring), (int)len);
 	for (unsigned i = 0; i < len; i++)
 		if (buf[i] != byte)
@@ -63,7 +63,7 @@ static void cmd_discard_inline(void)
 
 	null_ring(&ring, 8, dev);
 	fill(&ring, 0x5a, 0, 64 << 10);
-	blkring_prep_cmd_discard(test_sqe(&ring), 0, 4096, 8192);
+	blkring_prep_cmd_discard(ring_sqe(&ring), 0, 4096, 8192);
 	CHECK_EQ(run(&ring), 0);
 	CHECK_EQ(stats(&ring).punted, 0);
 	CHECK_EQ(stats(&ring).workers, 0);
@@ -84,7 +84,7 @@ static void cmd_discard_punted(void)
 
 	null_ring(&ring, 8, dev);
 	fill(&ring, 0x33, 0, 256 << 10);
-	blkring_prep_cmd_discard(test_sqe(&ring), 0, 64 << 10, 128 << 10);
+	blkring_prep_cmd_discard(ring_sqe(&ring), 0, 64 << 10, 128 << 10);
 	CHECK_EQ(run(&ring), 0);
 	CHECK_EQ(blkring_cq_ready(&ring), 0);
 	CHECK_EQ(stats(&ring).punted, 1);
@@ -107,18 +107,18 @@ static void cmd_sqe_copied(void)
 
 	null_ring(&ring, 1, dev);
 	fill(&ring, 0x11, 0, 64 << 10);
-	sqe = test_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_cmd_discard(sqe, 0, 0, 32 << 10);
 	sqe->user_data = 1;
 	CHECK_EQ(blkring_submit(&ring), 1);
 	/* The one slot again, scribbled over while the worker may still run. */
-	CHECK(test_sqe(&ring) == sqe);
+	CHECK(ring_sqe(&ring) == sqe);
 	memset(sqe, 0xff, sizeof(*sqe));
 	blkring_prep_nop(sqe);
 	sqe->user_data = 2;
 	CHECK_EQ(blkring_submit(&ring), 1);
 	for (unsigned i = 0; i < 2; i++) {
-		struct blkring_cqe cqe = test_reap(&ring);
+		struct blkring_cqe cqe = ring_reap(&ring);
 
 		CHECK_EQ(cqe.res, 0);
 	}
@@ -140,7 +140,7 @@ static void cmd_discard_child_fails(void)
 	struct blkring_cqe *cqe;
 
 	null_ring(&ring, 8, dev);
-	blkring_prep_cmd_discard(test_sqe(&ring), 0, 0, 64 << 10);
+	blkring_prep_cmd_discard(ring_sqe(&ring), 0, 0, 64 << 10);
 	CHECK_EQ(run(&ring), -EIO);
 	CHECK_EQ(blkring_peek_cqe(&ring, &cqe), -EAGAIN);
 	CHECK_EQ(stats(&ring).punted, 1);
@@ -156,13 +156,13 @@ static void cmd_write_zeroes_fallback(void)
 
 	null_ring(&ring, 8, dev);
 	fill(&ring, 0x77, 0, 32 << 10);
-	blkring_prep_cmd_write_zeroes(test_sqe(&ring), 0, 4096, 16 << 10, 0);
+	blkring_prep_cmd_write_zeroes(ring_sqe(&ring), 0, 4096, 16 << 10, 0);
 	CHECK_EQ(run(&ring), 0);
 	CHECK_EQ(stats(&ring).punted, 1);
 	expect_bytes(&ring, 0x77, 0, 4096);
 	expect_bytes(&ring, 0, 4096, 16 << 10);
 	expect_bytes(&ring, 0x77, 20 << 10, 12 << 10);
-	blkring_prep_cmd_write_zeroes(test_sqe(&ring), 0, 0, 4096, BLKRING_ZERO_NOFALLBACK);
+	blkring_prep_cmd_write_zeroes(ring_sqe(&ring), 0, 0, 4096, BLKRING_ZERO_NOFALLBACK);
 	CHECK_EQ(run(&ring), -EOPNOTSUPP);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
@@ -178,24 +178,24 @@ static void cmd_errors(void)
 
 	null_ring(&ring, 8, dev);
 	/* No discard on this device, but the unused field is checked first. */
-	sqe = test_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_cmd_discard(sqe, 0, 0, 4096);
 	sqe->len = 1;
 	CHECK_EQ(run(&ring), -EINVAL);
-	blkring_prep_cmd_discard(test_sqe(&ring), 0, 0, 4096);
+	blkring_prep_cmd_discard(ring_sqe(&ring), 0, 0, 4096);
 	CHECK_EQ(run(&ring), -EOPNOTSUPP);
-	sqe = test_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_cmd_discard(sqe, 0, 0, 4096);
 	sqe->cmd_op = 0x1201;
 	CHECK_EQ(run(&ring), -EINVAL);
 
-	sqe = test_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_cmd_discard(sqe, 0, 0, 4096);
 	sqe->flags = BLKRING_SQE_IO_LINK;
-	blkring_prep_nop(test_sqe(&ring));
+	blkring_prep_nop(ring_sqe(&ring));
 	CHECK_EQ(blkring_submit(&ring), 2);
-	CHECK_EQ(test_reap(&ring).res, -EOPNOTSUPP);
-	CHECK_EQ(test_reap(&ring).res, -ECANCELED);
+	CHECK_EQ(ring_reap(&ring).res, -EOPNOTSUPP);
+	CHECK_EQ(ring_reap(&ring).res, -ECANCELED);
 	CHECK_EQ(stats(&ring).punted, 0);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
@@ -210,7 +210,7 @@ static void cmd_async(void)
 	struct blkring_sqe *sqe;
 
 	null_ring(&ring, 8, dev);
-	sqe = test_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_cmd_discard(sqe, 0, 0, 64 << 10);
 	sqe->flags = BLKRING_SQE_ASYNC;
 	CHECK_EQ(run(&ring), 0);

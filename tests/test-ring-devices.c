@@ -9,14 +9,14 @@ static int read_res(struct blkring *ring, int idx)
 {
 	static char buf[512];
 
-	blkring_prep_read(test_sqe(ring), idx, buf, sizeof(buf), 0);
+	blkring_prep_read(ring_sqe(ring), idx, buf, sizeof(buf), 0);
 	CHECK_EQ(blkring_submit(ring), 1);
-	return test_reap(ring).res;
+	return ring_reap(ring).res;
 }
 
 static void devices_ebadf(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_INLINE);
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
 	struct blkring_dev *table[3] = {fake->dev, NULL, fake->dev};
 	struct blkring ring;
 
@@ -30,21 +30,21 @@ static void devices_ebadf(void)
 	CHECK_EQ(read_res(&ring, 3), -EBADF);
 	CHECK_EQ(read_res(&ring, -1), -EBADF);
 	CHECK_EQ(read_res(&ring, 1 << 30), -EBADF);
-	blkring_prep_fsync(test_sqe(&ring), 7, 0);
+	blkring_prep_fsync(ring_sqe(&ring), 7, 0);
 	CHECK_EQ(blkring_submit(&ring), 1);
-	CHECK_EQ(test_reap(&ring).res, -EBADF);
-	blkring_prep_cmd_discard(test_sqe(&ring), 7, 0, 4096);
+	CHECK_EQ(ring_reap(&ring).res, -EBADF);
+	blkring_prep_cmd_discard(ring_sqe(&ring), 7, 0, 4096);
 	CHECK_EQ(blkring_submit(&ring), 1);
-	CHECK_EQ(test_reap(&ring).res, -EBADF);
+	CHECK_EQ(ring_reap(&ring).res, -EBADF);
 	/* Only the two valid reads reached the device. */
-	CHECK_EQ(fake_submitted(fake), 2);
+	CHECK_EQ(ring_fake_submitted(fake), 2);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 static void devices_register_errors(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_INLINE);
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
 	struct blkring ring;
 
 	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
@@ -59,12 +59,12 @@ static void devices_register_errors(void)
 	CHECK_EQ(blkring_register_devices(&ring, &fake->dev, 1), 0);
 	CHECK_EQ(read_res(&ring, 0), 512);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 static void devices_ring_refs(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_INLINE);
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
 	struct blkring_dev *twice[2] = {fake->dev, fake->dev};
 	struct blkring r1, r2;
 
@@ -81,27 +81,27 @@ static void devices_ring_refs(void)
 	blkring_queue_exit(&r2);
 	CHECK_EQ(fake->dev->ring_refs, 0);
 	blkring_queue_exit(&r1);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 static void devices_unregister_busy(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	static char buf[4096];
 	struct blkring ring;
 
-	fake_ring(&ring, 8, fake);
-	blkring_prep_read(test_sqe(&ring), 0, buf, sizeof(buf), 4096);
+	ring_fake_ring(&ring, 8, fake);
+	blkring_prep_read(ring_sqe(&ring), 0, buf, sizeof(buf), 4096);
 	CHECK_EQ(blkring_submit(&ring), 1);
 	CHECK_EQ(blkring_unregister_devices(&ring), -EBUSY);
 	CHECK_EQ(fake->dev->ring_refs, 1);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	/* The completion is task work for this thread: unregister runs it first. */
 	CHECK_EQ(blkring_unregister_devices(&ring), 0);
 	CHECK_EQ(fake->dev->ring_refs, 0);
-	CHECK_EQ(test_reap(&ring).res, 4096);
+	CHECK_EQ(ring_reap(&ring).res, 4096);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 int main(int argc, char **argv)

@@ -10,7 +10,7 @@ static char buf[4096];
 
 static void drain_sqe(struct blkring *ring, int op, uint64_t data, unsigned flags)
 {
-	struct blkring_sqe *sqe = test_sqe(ring);
+	struct blkring_sqe *sqe = ring_sqe(ring);
 
 	if (op == BLKRING_OP_NOP)
 		blkring_prep_nop(sqe);
@@ -22,7 +22,7 @@ static void drain_sqe(struct blkring *ring, int op, uint64_t data, unsigned flag
 
 static void expect(struct blkring *ring, uint64_t data)
 {
-	struct blkring_cqe cqe = test_reap(ring);
+	struct blkring_cqe cqe = ring_reap(ring);
 
 	CHECK_EQ(cqe.user_data, data);
 	CHECK(cqe.res >= 0);
@@ -37,50 +37,50 @@ static void expect_none(struct blkring *ring)
 
 static void drain_waits_for_earlier(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	drain_sqe(&ring, BLKRING_OP_READ, 0, 0);
 	drain_sqe(&ring, BLKRING_OP_READ, 1, 0);
 	drain_sqe(&ring, BLKRING_OP_NOP, 2, BLKRING_SQE_IO_DRAIN);
 	drain_sqe(&ring, BLKRING_OP_NOP, 3, 0);
 	CHECK_EQ(blkring_submit(&ring), 4);
 	expect_none(&ring);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	expect(&ring, 0);
 	expect_none(&ring);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	expect(&ring, 1);
 	expect(&ring, 2);
 	expect(&ring, 3);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 static void drain_holds_later(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	/* Nothing before it: the drained read starts at once. */
 	drain_sqe(&ring, BLKRING_OP_READ, 0, BLKRING_SQE_IO_DRAIN);
 	drain_sqe(&ring, BLKRING_OP_READ, 1, 0);
 	drain_sqe(&ring, BLKRING_OP_NOP, 2, 0);
 	CHECK_EQ(blkring_submit(&ring), 3);
-	CHECK_EQ(fake_submitted(fake), 1);
+	CHECK_EQ(ring_fake_submitted(fake), 1);
 	expect_none(&ring);
 	/* Later submissions queue behind it too. */
 	drain_sqe(&ring, BLKRING_OP_NOP, 3, 0);
 	CHECK_EQ(blkring_submit(&ring), 1);
 	expect_none(&ring);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	expect(&ring, 0);
-	CHECK_EQ(fake_submitted(fake), 2);
+	CHECK_EQ(ring_fake_submitted(fake), 2);
 	expect(&ring, 2);
 	expect(&ring, 3);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	expect(&ring, 1);
 	/* Drain over: a plain request runs at once again. */
 	drain_sqe(&ring, BLKRING_OP_NOP, 4, 0);
@@ -88,16 +88,16 @@ static void drain_holds_later(void)
 	CHECK_EQ(blkring_cq_ready(&ring), 1);
 	expect(&ring, 4);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* Two drains: each is a barrier on both sides. */
 static void drain_two_barriers(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	drain_sqe(&ring, BLKRING_OP_READ, 0, 0);
 	drain_sqe(&ring, BLKRING_OP_NOP, 1, BLKRING_SQE_IO_DRAIN);
 	drain_sqe(&ring, BLKRING_OP_NOP, 2, 0);
@@ -105,49 +105,49 @@ static void drain_two_barriers(void)
 	drain_sqe(&ring, BLKRING_OP_NOP, 4, BLKRING_SQE_IO_DRAIN);
 	drain_sqe(&ring, BLKRING_OP_NOP, 5, 0);
 	CHECK_EQ(blkring_submit(&ring), 6);
-	CHECK_EQ(fake_submitted(fake), 1);
-	fake_end_from_thread(fake, 1, 0);
+	CHECK_EQ(ring_fake_submitted(fake), 1);
+	ring_fake_end_from_thread(fake, 1, 0);
 	expect(&ring, 0);
 	expect(&ring, 1);
 	expect(&ring, 2);
-	CHECK_EQ(fake_submitted(fake), 2);
+	CHECK_EQ(ring_fake_submitted(fake), 2);
 	expect_none(&ring);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	expect(&ring, 3);
 	expect(&ring, 4);
 	expect(&ring, 5);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* A drain flag on a chain member drains the whole chain. */
 static void drain_on_chain(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	drain_sqe(&ring, BLKRING_OP_READ, 0, 0);
 	drain_sqe(&ring, BLKRING_OP_NOP, 1, BLKRING_SQE_IO_LINK);
 	drain_sqe(&ring, BLKRING_OP_NOP, 2, BLKRING_SQE_IO_DRAIN);
 	CHECK_EQ(blkring_submit(&ring), 3);
 	expect_none(&ring);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	expect(&ring, 0);
 	expect(&ring, 1);
 	expect(&ring, 2);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* Invalid SQEs after a drain wait their turn too: their CQEs keep order. */
 static void drain_failed_prep_keeps_order(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 	struct blkring_cqe cqe;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	drain_sqe(&ring, BLKRING_OP_READ, 0, 0);
 	drain_sqe(&ring, BLKRING_OP_NOP, 1, BLKRING_SQE_IO_DRAIN);
 	drain_sqe(&ring, BLKRING_OP_NOP, 2, 0);
@@ -155,15 +155,15 @@ static void drain_failed_prep_keeps_order(void)
 	ring.sq.sqes[3].opcode = 200;
 	CHECK_EQ(blkring_submit(&ring), 4);
 	expect_none(&ring);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	expect(&ring, 0);
 	expect(&ring, 1);
 	expect(&ring, 2);
-	cqe = test_reap(&ring);
+	cqe = ring_reap(&ring);
 	CHECK_EQ(cqe.user_data, 3);
 	CHECK_EQ(cqe.res, -EINVAL);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 int main(int argc, char **argv)

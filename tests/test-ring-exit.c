@@ -37,15 +37,15 @@ static void *helper_main(void *arg)
 	while (!helper_ready(h))
 		usleep(100);
 	if (h->unblock)
-		fake_unblock(h->fake);
+		ring_fake_unblock(h->fake);
 	else
-		fake_end(h->fake, h->n, 0);
+		ring_fake_end(h->fake, h->n, 0);
 	return NULL;
 }
 
 static void read_sqe(struct blkring *ring, unsigned flags)
 {
-	struct blkring_sqe *sqe = test_sqe(ring);
+	struct blkring_sqe *sqe = ring_sqe(ring);
 
 	blkring_prep_read(sqe, 0, buf, sizeof(buf), 0);
 	sqe->flags = (uint8_t)flags;
@@ -53,33 +53,33 @@ static void read_sqe(struct blkring *ring, unsigned flags)
 
 static void exit_waits_inflight(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 	struct helper h = {.ring = &ring, .fake = fake, .asleep = true, .n = 8};
 	pthread_t t;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	for (unsigned i = 0; i < 8; i++)
 		read_sqe(&ring, 0);
 	CHECK_EQ(blkring_submit(&ring), 8);
 	CHECK_EQ(pthread_create(&t, NULL, helper_main, &h), 0);
 	blkring_queue_exit(&ring);
 	/* Exit returned: every bio had ended and been run. */
-	CHECK_EQ(fake_held(fake), 0);
+	CHECK_EQ(ring_fake_held(fake), 0);
 	CHECK_EQ(fake->dev->ring_refs, 0);
 	CHECK_EQ(pthread_join(t, NULL), 0);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* Drained requests that never started are cancelled, not started. */
 static void exit_cancels_deferred(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 	struct helper h = {.ring = &ring, .fake = fake, .cqes = 2, .n = 1};
 	pthread_t t;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	read_sqe(&ring, 0);
 	read_sqe(&ring, BLKRING_SQE_IO_DRAIN);
 	read_sqe(&ring, 0);
@@ -87,19 +87,19 @@ static void exit_cancels_deferred(void)
 	CHECK_EQ(pthread_create(&t, NULL, helper_main, &h), 0);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(pthread_join(t, NULL), 0);
-	CHECK_EQ(fake_submitted(fake), 1);
-	fake_destroy(fake);
+	CHECK_EQ(ring_fake_submitted(fake), 1);
+	ring_fake_destroy(fake);
 }
 
 /* The rest of a chain whose head is in flight never starts. */
 static void exit_cancels_chain_rest(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 	struct helper h = {.ring = &ring, .fake = fake, .asleep = true, .n = 1};
 	pthread_t t;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	read_sqe(&ring, BLKRING_SQE_IO_LINK);
 	read_sqe(&ring, BLKRING_SQE_IO_LINK);
 	read_sqe(&ring, 0);
@@ -107,14 +107,14 @@ static void exit_cancels_chain_rest(void)
 	CHECK_EQ(pthread_create(&t, NULL, helper_main, &h), 0);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(pthread_join(t, NULL), 0);
-	CHECK_EQ(fake_submitted(fake), 1);
-	fake_destroy(fake);
+	CHECK_EQ(ring_fake_submitted(fake), 1);
+	ring_fake_destroy(fake);
 }
 
 /* Work queued for a busy worker is cancelled; the worker's own is waited for. */
 static void exit_cancels_queued_work(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_BLOCK);
+	struct fake_dev *fake = ring_fake_create(FAKE_BLOCK);
 	struct blkring_params p = {.wq_max_workers = 1};
 	struct blkring ring;
 	struct helper h = {.ring = &ring, .fake = fake, .cqes = 1, .unblock = true};
@@ -125,12 +125,12 @@ static void exit_cancels_queued_work(void)
 	read_sqe(&ring, BLKRING_SQE_ASYNC);
 	read_sqe(&ring, BLKRING_SQE_ASYNC);
 	CHECK_EQ(blkring_submit(&ring), 2);
-	fake_wait_blocked(fake, 1);
+	ring_fake_wait_blocked(fake, 1);
 	CHECK_EQ(pthread_create(&t, NULL, helper_main, &h), 0);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(pthread_join(t, NULL), 0);
-	CHECK_EQ(fake_submitted(fake), 1);
-	fake_destroy(fake);
+	CHECK_EQ(ring_fake_submitted(fake), 1);
+	ring_fake_destroy(fake);
 }
 
 /* Completions still in flight on other threads at exit, many times over:
@@ -138,19 +138,19 @@ static void exit_cancels_queued_work(void)
 static void exit_races_completions(void)
 {
 	for (unsigned round = 0; round < 50; round++) {
-		struct fake_dev *fake = fake_create(FAKE_HOLD);
+		struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 		struct blkring ring;
 		struct helper h = {.ring = &ring, .fake = fake, .cqes = 0, .n = 16};
 		pthread_t t;
 
-		fake_ring(&ring, 16, fake);
+		ring_fake_ring(&ring, 16, fake);
 		for (unsigned i = 0; i < 16; i++)
 			read_sqe(&ring, 0);
 		CHECK_EQ(blkring_submit(&ring), 16);
 		CHECK_EQ(pthread_create(&t, NULL, helper_main, &h), 0);
 		blkring_queue_exit(&ring);
 		CHECK_EQ(pthread_join(t, NULL), 0);
-		fake_destroy(fake);
+		ring_fake_destroy(fake);
 	}
 }
 

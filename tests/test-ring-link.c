@@ -9,7 +9,7 @@ static char buf[4096];
 
 static void link_nop(struct blkring *ring, uint64_t data, unsigned flags)
 {
-	struct blkring_sqe *sqe = test_sqe(ring);
+	struct blkring_sqe *sqe = ring_sqe(ring);
 
 	blkring_prep_nop(sqe);
 	sqe->user_data = data;
@@ -18,7 +18,7 @@ static void link_nop(struct blkring *ring, uint64_t data, unsigned flags)
 
 static void link_read(struct blkring *ring, int dev, uint64_t data, unsigned flags)
 {
-	struct blkring_sqe *sqe = test_sqe(ring);
+	struct blkring_sqe *sqe = ring_sqe(ring);
 
 	blkring_prep_read(sqe, dev, buf, sizeof(buf), data * sizeof(buf));
 	sqe->user_data = data;
@@ -27,7 +27,7 @@ static void link_read(struct blkring *ring, int dev, uint64_t data, unsigned fla
 
 static void expect(struct blkring *ring, uint64_t data, int res)
 {
-	struct blkring_cqe cqe = test_reap(ring);
+	struct blkring_cqe cqe = ring_reap(ring);
 
 	CHECK_EQ(cqe.user_data, data);
 	CHECK_EQ(cqe.res, res);
@@ -49,58 +49,58 @@ static void link_all_succeed(void)
 /* Each link starts only when the one before it completed. */
 static void link_one_at_a_time(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	for (unsigned i = 0; i < 4; i++)
 		link_read(&ring, 0, i, i < 3 ? BLKRING_SQE_IO_LINK : 0);
 	CHECK_EQ(blkring_submit(&ring), 4);
-	CHECK_EQ(fake_submitted(fake), 1);
+	CHECK_EQ(ring_fake_submitted(fake), 1);
 	for (unsigned i = 0; i < 4; i++) {
-		fake_end_from_thread(fake, 1, 0);
+		ring_fake_end_from_thread(fake, 1, 0);
 		expect(&ring, i, sizeof(buf));
-		CHECK_EQ(fake_submitted(fake), i < 3 ? i + 2 : 4);
-		CHECK_EQ(fake_record(fake, i).sector, i * sizeof(buf) / 512);
+		CHECK_EQ(ring_fake_submitted(fake), i < 3 ? i + 2 : 4);
+		CHECK_EQ(ring_fake_record(fake, i).sector, i * sizeof(buf) / 512);
 	}
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 static void link_failure_cancels_rest(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	for (unsigned i = 0; i < 5; i++)
 		link_read(&ring, 0, i, i < 4 ? BLKRING_SQE_IO_LINK : 0);
 	/* Not part of the chain: unaffected. */
 	link_nop(&ring, 99, 0);
 	CHECK_EQ(blkring_submit(&ring), 6);
 	expect(&ring, 99, 0);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	expect(&ring, 0, sizeof(buf));
-	fake_end_from_thread(fake, 1, -EIO);
+	ring_fake_end_from_thread(fake, 1, -EIO);
 	expect(&ring, 1, -EIO);
 	expect(&ring, 2, -ECANCELED);
 	expect(&ring, 3, -ECANCELED);
 	expect(&ring, 4, -ECANCELED);
-	CHECK_EQ(fake_submitted(fake), 2);
+	CHECK_EQ(ring_fake_submitted(fake), 2);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* A failure at issue (the block layer rejects the bio) stops a chain too. */
 static void link_issue_error_cancels_rest(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_INLINE);
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
 	struct blkring ring;
 	struct blkring_sqe *sqe;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	link_read(&ring, 0, 0, BLKRING_SQE_IO_LINK);
-	sqe = test_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_read(sqe, 0, buf, sizeof(buf), 1ULL << 40); /* past the end */
 	sqe->user_data = 1;
 	sqe->flags = BLKRING_SQE_IO_LINK;
@@ -110,16 +110,16 @@ static void link_issue_error_cancels_rest(void)
 	expect(&ring, 1, -EINVAL);
 	expect(&ring, 2, -ECANCELED);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* A member that fails prep fails the whole chain before any of it runs. */
 static void link_prep_failure_fails_chain(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_INLINE);
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
 	struct blkring ring;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	link_read(&ring, 0, 0, BLKRING_SQE_IO_LINK);
 	link_read(&ring, 5, 1, BLKRING_SQE_IO_LINK); /* no device 5 */
 	link_read(&ring, 0, 2, 0);
@@ -129,9 +129,9 @@ static void link_prep_failure_fails_chain(void)
 	expect(&ring, 1, -EBADF);
 	expect(&ring, 2, -ECANCELED);
 	expect(&ring, 3, sizeof(buf));
-	CHECK_EQ(fake_submitted(fake), 1);
+	CHECK_EQ(ring_fake_submitted(fake), 1);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* The last SQE of a submit carries IO_LINK: the chain runs as it stands. */
@@ -157,7 +157,7 @@ static void link_open_at_end(void)
 static void link_long_chain(void)
 {
 	enum { N = 4096 };
-	struct fake_dev *fake = fake_create(FAKE_INLINE);
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
 	struct blkring ring;
 	struct blkring_params p = {.flags = BLKRING_SETUP_CQSIZE, .cq_entries = N};
 
@@ -170,27 +170,27 @@ static void link_long_chain(void)
 	for (unsigned i = 0; i < N; i++)
 		expect(&ring, i, sizeof(buf));
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* An ASYNC member goes to a worker when its turn comes; order holds. */
 static void link_async_member(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_INLINE);
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
 	struct blkring ring;
 
-	fake_ring(&ring, 8, fake);
+	ring_fake_ring(&ring, 8, fake);
 	link_read(&ring, 0, 0, BLKRING_SQE_IO_LINK);
 	link_read(&ring, 0, 1, BLKRING_SQE_IO_LINK | BLKRING_SQE_ASYNC);
 	link_read(&ring, 0, 2, 0);
 	CHECK_EQ(blkring_submit(&ring), 3);
 	for (unsigned i = 0; i < 3; i++)
 		expect(&ring, i, sizeof(buf));
-	CHECK(fake_record(fake, 0).on_owner);
-	CHECK(!fake_record(fake, 1).on_owner);
-	CHECK(fake_record(fake, 2).on_owner);
+	CHECK(ring_fake_record(fake, 0).on_owner);
+	CHECK(!ring_fake_record(fake, 1).on_owner);
+	CHECK(ring_fake_record(fake, 2).on_owner);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 int main(int argc, char **argv)

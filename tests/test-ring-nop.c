@@ -85,7 +85,7 @@ static void nop_partial_batches(void)
 		unsigned n = 1 + i % 8;
 
 		for (unsigned j = 0; j < n; j++) {
-			struct blkring_sqe *sqe = test_sqe(&ring);
+			struct blkring_sqe *sqe = ring_sqe(&ring);
 
 			blkring_prep_nop(sqe);
 			sqe->user_data = next + j;
@@ -111,7 +111,7 @@ static void nop_bad_opcode_and_flags(void)
 
 	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
 	for (unsigned i = 0; i < sizeof(bad_ops); i++) {
-		sqe = test_sqe(&ring);
+		sqe = ring_sqe(&ring);
 		blkring_prep_nop(sqe);
 		sqe->opcode = bad_ops[i];
 		sqe->user_data = i;
@@ -125,7 +125,7 @@ static void nop_bad_opcode_and_flags(void)
 	for (unsigned bit = 0; bit < 8; bit++) {
 		if ((1U << bit) & (BLKRING_SQE_IO_DRAIN | BLKRING_SQE_IO_LINK | BLKRING_SQE_ASYNC))
 			continue;
-		sqe = test_sqe(&ring);
+		sqe = ring_sqe(&ring);
 		blkring_prep_nop(sqe);
 		sqe->flags = (uint8_t)(1U << bit);
 		CHECK_EQ(blkring_submit(&ring), 1);

@@ -46,7 +46,7 @@ static void read_many(struct blkring *ring, char *buf, unsigned qd, unsigned tot
 		struct blkring_cqe *cqe;
 
 		while (submitted < total && submitted - done < qd) {
-			struct blkring_sqe *sqe = test_sqe(ring);
+			struct blkring_sqe *sqe = ring_sqe(ring);
 
 			blkring_prep_read(sqe, 0, buf + (submitted % qd) * 4096, 4096,
 			                  (uint64_t)(submitted * 7919 % 65536) * 4096);
@@ -113,12 +113,12 @@ static void null_queue_depth(void)
 
 	null_ring(&ring, 64, dev);
 	for (unsigned i = 0; i < 64; i++)
-		blkring_prep_read(test_sqe(&ring), 0, buf + i * 4096, 4096, i * 4096);
+		blkring_prep_read(ring_sqe(&ring), 0, buf + i * 4096, 4096, i * 4096);
 	CHECK_EQ(blkring_submit(&ring), 64);
 	CHECK_EQ(blkring_submit_and_wait(&ring, 64), 0);
 	CHECK_EQ(blkring_cq_ready(&ring), 64);
 	for (unsigned i = 0; i < 64; i++)
-		CHECK_EQ(test_reap(&ring).res, 4096);
+		CHECK_EQ(ring_reap(&ring).res, 4096);
 	ring_close(&ring, dev);
 	free(buf);
 }
@@ -134,17 +134,17 @@ static void null_nowait_eagain(void)
 	char *buf = xaligned(2 * 4096);
 
 	null_ring(&ring, 4, dev);
-	blkring_prep_read(test_sqe(&ring), 0, buf, 4096, 0);
-	sqe = test_sqe(&ring);
+	blkring_prep_read(ring_sqe(&ring), 0, buf, 4096, 0);
+	sqe = ring_sqe(&ring);
 	blkring_prep_read(sqe, 0, buf + 4096, 4096, 4096);
 	sqe->rw_flags = BLKRING_RWF_NOWAIT;
 	sqe->user_data = 1;
 	CHECK_EQ(blkring_submit(&ring), 2);
-	cqe = test_reap(&ring);
+	cqe = ring_reap(&ring);
 	CHECK_EQ(cqe.user_data, 1);
 	CHECK_EQ(cqe.res, -EAGAIN);
 	CHECK_EQ(stats(&ring).punted, 0);
-	CHECK_EQ(test_reap(&ring).res, 4096);
+	CHECK_EQ(ring_reap(&ring).res, 4096);
 	ring_close(&ring, dev);
 	free(buf);
 }
@@ -162,22 +162,22 @@ static void null_memory_backed_data(void)
 		wbuf[i] = (char)(i * 31 + 7);
 	null_ring(&ring, 16, dev);
 	for (unsigned i = 0; i < 8; i++) {
-		sqe = test_sqe(&ring);
+		sqe = ring_sqe(&ring);
 		blkring_prep_write(sqe, 0, wbuf + i * 4096, 4096, (1000 + i) * 4096ULL);
 		sqe->rw_flags = i % 2 ? BLKRING_RWF_FUA : 0;
 	}
 	CHECK_EQ(blkring_submit_and_wait(&ring, 8), 8);
 	for (unsigned i = 0; i < 8; i++)
-		CHECK_EQ(test_reap(&ring).res, 4096);
-	blkring_prep_fsync(test_sqe(&ring), 0, 0);
+		CHECK_EQ(ring_reap(&ring).res, 4096);
+	blkring_prep_fsync(ring_sqe(&ring), 0, 0);
 	CHECK_EQ(blkring_submit(&ring), 1);
-	CHECK_EQ(test_reap(&ring).res, 0);
+	CHECK_EQ(ring_reap(&ring).res, 0);
 	/* Read back in reverse page order through one readv. */
 	for (unsigned i = 0; i < 8; i++)
 		iov[i] = (struct iovec){rbuf + (7 - i) * 4096, 4096};
-	blkring_prep_readv(test_sqe(&ring), 0, iov, 8, 1000 * 4096ULL);
+	blkring_prep_readv(ring_sqe(&ring), 0, iov, 8, 1000 * 4096ULL);
 	CHECK_EQ(blkring_submit(&ring), 1);
-	CHECK_EQ(test_reap(&ring).res, 8 * 4096);
+	CHECK_EQ(ring_reap(&ring).res, 8 * 4096);
 	for (unsigned i = 0; i < 8; i++)
 		CHECK(memcmp(rbuf + (7 - i) * 4096, wbuf + i * 4096, 4096) == 0);
 	ring_close(&ring, dev);
@@ -195,16 +195,16 @@ static void null_badblocks_link(void)
 
 	null_ring(&ring, 8, dev);
 	for (unsigned i = 0; i < 4; i++) {
-		sqe = test_sqe(&ring);
+		sqe = ring_sqe(&ring);
 		blkring_prep_read(sqe, 0, buf, 4096, i * 4096ULL);
 		sqe->flags = i < 3 ? BLKRING_SQE_IO_LINK : 0;
 		sqe->user_data = i;
 	}
 	CHECK_EQ(blkring_submit(&ring), 4);
-	CHECK_EQ(test_reap(&ring).res, 4096);
-	CHECK_EQ(test_reap(&ring).res, 4096);
-	CHECK_EQ(test_reap(&ring).res, -EIO);
-	CHECK_EQ(test_reap(&ring).res, -ECANCELED);
+	CHECK_EQ(ring_reap(&ring).res, 4096);
+	CHECK_EQ(ring_reap(&ring).res, 4096);
+	CHECK_EQ(ring_reap(&ring).res, -EIO);
+	CHECK_EQ(ring_reap(&ring).res, -ECANCELED);
 	ring_close(&ring, dev);
 	free(buf);
 }

@@ -37,13 +37,13 @@ static void owner_eexist(void)
 	pthread_t t;
 
 	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
-	sqe = test_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_nop(sqe);
 	CHECK_EQ(pthread_create(&t, NULL, other_thread, &ring), 0);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	/* The SQE the other thread could not submit is still there. */
 	CHECK_EQ(blkring_submit(&ring), 1);
-	CHECK_EQ(test_reap(&ring).res, 0);
+	CHECK_EQ(ring_reap(&ring).res, 0);
 	blkring_queue_exit(&ring);
 }
 
@@ -65,13 +65,13 @@ static void owner_ready_cqe_readable(void)
 	pthread_t t;
 
 	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
-	sqe = test_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_nop(sqe);
 	sqe->user_data = 77;
 	CHECK_EQ(blkring_submit(&ring), 1);
 	CHECK_EQ(pthread_create(&t, NULL, peek_ready, &ring), 0);
 	CHECK_EQ(pthread_join(t, NULL), 0);
-	CHECK_EQ(test_reap(&ring).user_data, 77);
+	CHECK_EQ(ring_reap(&ring).user_data, 77);
 	blkring_queue_exit(&ring);
 }
 
@@ -94,7 +94,7 @@ static void owner_exit_from_other_thread(void)
 	pthread_t t;
 
 	CHECK_EQ(blkring_queue_init(8, &a.ring, 0), 0);
-	blkring_prep_nop(test_sqe(&a.ring));
+	blkring_prep_nop(ring_sqe(&a.ring));
 	CHECK_EQ(blkring_submit(&a.ring), 1);
 	CHECK_EQ(pthread_create(&t, NULL, exit_elsewhere, &a), 0);
 	CHECK_EQ(pthread_join(t, NULL), 0);

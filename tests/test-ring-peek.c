@@ -8,7 +8,7 @@
 static void submit_nops(struct blkring *ring, unsigned n, uint64_t first)
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct blkring_sqe *sqe = test_sqe(ring);
+		struct blkring_sqe *sqe = ring_sqe(ring);
 
 		blkring_prep_nop(sqe);
 		sqe->user_data = first + i;
@@ -67,29 +67,29 @@ static void peek_for_each_wraps(void)
 /* An empty CQ sends peek to the slow path, which runs pending task work. */
 static void peek_runs_task_work(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 	struct blkring_cqe *cqe, *cqes[4];
 	static char buf[512];
 
-	fake_ring(&ring, 4, fake);
+	ring_fake_ring(&ring, 4, fake);
 	for (unsigned i = 0; i < 2; i++)
-		blkring_prep_read(test_sqe(&ring), 0, buf, sizeof(buf), 0);
+		blkring_prep_read(ring_sqe(&ring), 0, buf, sizeof(buf), 0);
 	CHECK_EQ(blkring_submit(&ring), 2);
 	CHECK_EQ(blkring_peek_cqe(&ring, &cqe), -EAGAIN);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	CHECK_EQ(blkring_cq_ready(&ring), 0);
 	CHECK_EQ(blkring_peek_cqe(&ring, &cqe), 0);
 	CHECK_EQ(cqe->res, sizeof(buf));
 	blkring_cqe_seen(&ring, cqe);
-	fake_end_from_thread(fake, 1, 0);
+	ring_fake_end_from_thread(fake, 1, 0);
 	CHECK_EQ(blkring_peek_batch_cqe(&ring, cqes, 4), 1);
 	blkring_cq_advance(&ring, 1);
 	/* cqe_seen(NULL) is a no-op, as liburing's. */
 	blkring_cqe_seen(&ring, NULL);
 	CHECK_EQ(*ring.cq.khead, 2);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 int main(int argc, char **argv)

@@ -22,7 +22,7 @@ static struct blkring_ring_stats stats(struct blkring *ring)
 static void submit_reads(struct blkring *ring, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct blkring_sqe *sqe = test_sqe(ring);
+		struct blkring_sqe *sqe = ring_sqe(ring);
 
 		blkring_prep_read(sqe, 0, buf, sizeof(buf), 0);
 		sqe->user_data = i;
@@ -43,20 +43,20 @@ static void *end_when_asleep(void *arg)
 
 	while (stats(e->ring).sleeps == 0)
 		usleep(100);
-	fake_end(e->fake, e->n, 0);
+	ring_fake_end(e->fake, e->n, 0);
 	return NULL;
 }
 
 static void tw_single_wake(void)
 {
 	enum { N = 32 };
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 	struct ender e = {&ring, fake, N};
 	struct blkring_cqe *cqe;
 	pthread_t t;
 
-	fake_ring(&ring, N, fake);
+	ring_fake_ring(&ring, N, fake);
 	submit_reads(&ring, N);
 	CHECK_EQ(pthread_create(&t, NULL, end_when_asleep, &e), 0);
 	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, NULL), 0);
@@ -64,56 +64,56 @@ static void tw_single_wake(void)
 	/* The owner slept once; of N pushes, only the one that found it
 	 * asleep woke it. */
 	for (unsigned i = 0; i < N; i++)
-		CHECK_EQ(test_reap(&ring).user_data, i);
+		CHECK_EQ(ring_reap(&ring).user_data, i);
 	CHECK_EQ(stats(&ring).sleeps, 1);
 	CHECK_EQ(stats(&ring).tw_wakes, 1);
 	CHECK_EQ(stats(&ring).tw_run, N);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* An owner that is not asleep is not woken at all. */
 static void tw_busy_owner_not_woken(void)
 {
 	enum { N = 32 };
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 
-	fake_ring(&ring, N, fake);
+	ring_fake_ring(&ring, N, fake);
 	submit_reads(&ring, N);
-	fake_end_from_thread(fake, N, 0);
+	ring_fake_end_from_thread(fake, N, 0);
 	for (unsigned i = 0; i < N; i++)
-		CHECK_EQ(test_reap(&ring).user_data, i);
+		CHECK_EQ(ring_reap(&ring).user_data, i);
 	CHECK_EQ(stats(&ring).sleeps, 0);
 	CHECK_EQ(stats(&ring).tw_wakes, 0);
 	CHECK_EQ(stats(&ring).tw_run, N);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 /* One producer's completions run in the order it produced them. */
 static void tw_fifo(void)
 {
 	enum { N = 1000 };
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring_params p = {.flags = BLKRING_SETUP_CQSIZE, .cq_entries = 1024};
 	struct blkring ring;
 
 	CHECK_EQ(blkring_queue_init_params(1024, &ring, &p), 0);
 	CHECK_EQ(blkring_register_devices(&ring, &fake->dev, 1), 0);
 	submit_reads(&ring, N);
-	fake_end_from_thread(fake, N, 0);
+	ring_fake_end_from_thread(fake, N, 0);
 	for (unsigned i = 0; i < N; i++)
-		CHECK_EQ(test_reap(&ring).user_data, i);
+		CHECK_EQ(ring_reap(&ring).user_data, i);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 static void *end_some(void *arg)
 {
 	struct ender *e = arg;
 
-	fake_end(e->fake, e->n, 0);
+	ring_fake_end(e->fake, e->n, 0);
 	return NULL;
 }
 
@@ -121,7 +121,7 @@ static void *end_some(void *arg)
 static void tw_many_producers(void)
 {
 	enum { THREADS = 4, PER = 500, N = THREADS * PER };
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring_params p = {.flags = BLKRING_SETUP_CQSIZE, .cq_entries = N};
 	struct blkring ring;
 	struct ender e = {&ring, fake, PER};
@@ -134,7 +134,7 @@ static void tw_many_producers(void)
 	for (unsigned i = 0; i < THREADS; i++)
 		CHECK_EQ(pthread_create(&t[i], NULL, end_some, &e), 0);
 	for (unsigned i = 0; i < N; i++) {
-		struct blkring_cqe cqe = test_reap(&ring);
+		struct blkring_cqe cqe = ring_reap(&ring);
 
 		CHECK(cqe.user_data < N && !seen[cqe.user_data]);
 		seen[cqe.user_data] = true;
@@ -146,7 +146,7 @@ static void tw_many_producers(void)
 	CHECK(stats(&ring).tw_wakes <= stats(&ring).sleeps);
 	CHECK_EQ(blkring_cq_ready(&ring), 0);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 int main(int argc, char **argv)

@@ -36,7 +36,7 @@ static void wait_timeout_partial(void)
 
 	CHECK_EQ(blkring_queue_init(4, &ring, 0), 0);
 	for (unsigned i = 0; i < 2; i++) {
-		blkring_prep_nop(test_sqe(&ring));
+		blkring_prep_nop(ring_sqe(&ring));
 		ring.sq.sqes[i].user_data = 10 + i;
 	}
 	CHECK_EQ(blkring_submit(&ring), 2);
@@ -76,27 +76,27 @@ static void *end_when_asleep(void *arg)
 		usleep(100);
 		CHECK_EQ(blkring_ring_stats(e->ring, &st), 0);
 	} while (!st.sleeps);
-	fake_end(e->fake, e->n, 0);
+	ring_fake_end(e->fake, e->n, 0);
 	return NULL;
 }
 
 static void submit_reads(struct blkring *ring, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		blkring_prep_read(test_sqe(ring), 0, buf, sizeof(buf), 0);
+		blkring_prep_read(ring_sqe(ring), 0, buf, sizeof(buf), 0);
 }
 
 /* A completion on another thread ends a wait that has time left. */
 static void wait_woken_before_timeout(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 	struct ender e = {&ring, fake, 4};
 	struct blkring_cqe *cqe;
 	struct timespec ts = {60, 0};
 	pthread_t t;
 
-	fake_ring(&ring, 4, fake);
+	ring_fake_ring(&ring, 4, fake);
 	submit_reads(&ring, 4);
 	CHECK_EQ(blkring_submit(&ring), 4);
 	CHECK_EQ(pthread_create(&t, NULL, end_when_asleep, &e), 0);
@@ -104,24 +104,24 @@ static void wait_woken_before_timeout(void)
 	CHECK_EQ(blkring_cq_ready(&ring), 4);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 static void wait_submit_and_wait(void)
 {
-	struct fake_dev *fake = fake_create(FAKE_HOLD);
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring ring;
 	struct ender e = {&ring, fake, 4};
 	pthread_t t;
 
-	fake_ring(&ring, 4, fake);
+	ring_fake_ring(&ring, 4, fake);
 	submit_reads(&ring, 4);
 	CHECK_EQ(pthread_create(&t, NULL, end_when_asleep, &e), 0);
 	CHECK_EQ(blkring_submit_and_wait(&ring, 4), 4);
 	CHECK_EQ(blkring_cq_ready(&ring), 4);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	blkring_queue_exit(&ring);
-	fake_destroy(fake);
+	ring_fake_destroy(fake);
 }
 
 static void on_usr1(int sig)
@@ -164,9 +164,9 @@ static void wait_interrupted(void)
 	CHECK(cqe == NULL);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	/* The ring works on. */
-	blkring_prep_nop(test_sqe(&ring));
+	blkring_prep_nop(ring_sqe(&ring));
 	CHECK_EQ(blkring_submit(&ring), 1);
-	CHECK_EQ(test_reap(&ring).res, 0);
+	CHECK_EQ(ring_reap(&ring).res, 0);
 	blkring_queue_exit(&ring);
 }
 
