@@ -239,7 +239,8 @@ const char *blkring_last_error(void);
 int blkring_submit(struct blkring *ring);
 /* Submits, then waits for wait_nr CQEs; returns what submit returned. */
 int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr);
-/* ts is relative; -ETIME when it passes with fewer than wait_nr ready. */
+/* ts is relative; -ETIME when it passes with fewer than wait_nr ready,
+ * -EINTR when a signal handler ran while the owner slept. */
 int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
 		      const struct timespec *ts);
 /* Up to count ready CQEs, oldest first, not consumed (blkring_cq_advance). */

@@ -21,7 +21,7 @@ int blkring__io_wq_init(struct blkring__io_wq *wq, unsigned max_workers,
 	pthread_cond_init(&wq->more_work, NULL);
 	wq->head = wq->tail = NULL;
 	wq->run = run;
-	wq->nr_workers = wq->nr_idle = 0;
+	wq->nr_workers = wq->nr_idle = wq->nr_queued = 0;
 	wq->max_workers = max_workers;
 	wq->exiting = false;
 	return 0;
@@ -39,6 +39,7 @@ static void *io_wq_worker(void *arg)
 			wq->head = work->next;
 			if (!wq->head)
 				wq->tail = NULL;
+			wq->nr_queued--;
 			pthread_mutex_unlock(&wq->lock);
 			wq->run(work);
 			pthread_mutex_lock(&wq->lock);
@@ -72,16 +73,19 @@ static int io_wq_start_worker(struct blkring__io_wq *wq)
 	return 0;
 }
 
-/* Fails only when no worker exists and none can be started. */
+/*
+ * A new worker starts when queued work outnumbers idle workers (an idle
+ * worker that was signalled still counts as idle until it runs, so a burst
+ * does not pile up behind it).  Fails only when no worker exists and none
+ * can be started.
+ */
 int blkring__io_wq_enqueue(struct blkring__io_wq *wq, struct blkring__wq_work *work)
 {
 	int ret = 0;
 
 	work->next = NULL;
 	pthread_mutex_lock(&wq->lock);
-	if (wq->nr_idle)
-		pthread_cond_signal(&wq->more_work);
-	else if (wq->nr_workers < wq->max_workers)
+	if (wq->nr_queued + 1 > wq->nr_idle && wq->nr_workers < wq->max_workers)
 		ret = io_wq_start_worker(wq);
 	if (ret < 0 && wq->nr_workers) /* the running workers will get to it */
 		ret = 0;
@@ -91,6 +95,9 @@ int blkring__io_wq_enqueue(struct blkring__io_wq *wq, struct blkring__wq_work *w
 		else
 			wq->head = work;
 		wq->tail = work;
+		wq->nr_queued++;
+		if (wq->nr_idle)
+			pthread_cond_signal(&wq->more_work);
 	}
 	pthread_mutex_unlock(&wq->lock);
 	return ret;
@@ -104,6 +111,7 @@ struct blkring__wq_work *blkring__io_wq_cancel_queued(struct blkring__io_wq *wq)
 	pthread_mutex_lock(&wq->lock);
 	list = wq->head;
 	wq->head = wq->tail = NULL;
+	wq->nr_queued = 0;
 	pthread_mutex_unlock(&wq->lock);
 	return list;
 }

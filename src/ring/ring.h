@@ -72,7 +72,7 @@ struct blkring__io_wq {
 	struct blkring__wq_work *head, *tail; /* queued, not yet taken */
 	void (*run)(struct blkring__wq_work *work);
 	pthread_t *threads;
-	unsigned nr_workers, nr_idle, max_workers;
+	unsigned nr_queued, nr_workers, nr_idle, max_workers;
 	bool exiting;
 };
 
