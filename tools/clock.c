@@ -27,6 +27,23 @@ bool clock_tsc_invariant(const char *cpuinfo_path)
 	return constant && nonstop;
 }
 
+/*
+ * The kernel drops "tsc" from its clock sources when it finds the CPUs'
+ * TSCs out of step; without the file, the CPU flags decide alone.
+ */
+bool clock_kernel_trusts_tsc(const char *available_path)
+{
+	char line[512] = "";
+	FILE *f = fopen(available_path, "r");
+	bool ok;
+
+	if (!f)
+		return true;
+	ok = fgets(line, sizeof(line), f) && strstr(line, "tsc");
+	fclose(f);
+	return ok;
+}
+
 #if BENCH_HAVE_TSC
 /*
  * One (TSC, monotonic) pair: the TSC read between two clock reads, keeping
@@ -83,6 +100,11 @@ int clock_init(int want, const char **why)
 #if BENCH_HAVE_TSC
 	if (!clock_tsc_invariant("/proc/cpuinfo")) {
 		*why = "the TSC is not invariant (no constant_tsc and nonstop_tsc)";
+		return CLOCK_SRC_GETTIME;
+	}
+	if (!clock_kernel_trusts_tsc(
+	        "/sys/devices/system/clocksource/clocksource0/available_clocksource")) {
+		*why = "the kernel does not list the TSC as a clock source";
 		return CLOCK_SRC_GETTIME;
 	}
 	if (!clock_calibrate()) {

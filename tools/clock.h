@@ -41,6 +41,7 @@ extern struct bench_clock bench_clock;
  */
 int clock_init(int want, const char **why);
 bool clock_tsc_invariant(const char *cpuinfo_path);
+bool clock_kernel_trusts_tsc(const char *available_path);
 
 static inline uint64_t clock_mono_ns(void)
 {

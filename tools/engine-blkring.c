@@ -67,38 +67,86 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io)
 	blkring_sqe_set_data(sqe, io);
 }
 
+/*
+ * Fills n SQEs straight from the SQ array, as blkring_get_sqe() would one by
+ * one: at most iodepth units exist and the SQ holds at least that many, so
+ * there is always room.
+ */
 static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 {
 	struct blkring *ring = &((struct ring_engine *)j->engine_data)->ring;
+	struct blkring_sq *sq = &ring->sq;
+	uint32_t tail = sq->sqe_tail;
 	int ret;
 
-	/* At most iodepth units exist and the SQ holds at least that many. */
 	for (unsigned i = 0; i < n; i++)
-		ring_prep(blkring_get_sqe(ring), ios[i]);
+		ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i]);
+	sq->sqe_tail = tail + n;
 	ret = blkring_submit(ring);
 	return ret < 0 ? ret : 0;
 }
 
+static inline struct io_unit *cqe_unit(const struct blkring_cqe *cqe)
+{
+	return blkring_cqe_get_data(cqe);
+}
+
+/*
+ * Accounts n CQEs from head.  A one-direction job's units all go to the same
+ * statistics, so its loop has them at hand and checks only the result.
+ */
+static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned head, unsigned n,
+                         uint64_t now)
+{
+	const struct blkring_cqe *cqes = cq->cqes;
+	struct io_unit **free = j->free + j->nr_free;
+	uint32_t mask = cq->ring_mask;
+
+	if (j->single) {
+		struct dir_stats *ds = &j->st->dir[j->ddir];
+
+		for (unsigned i = 0; i < n; i++) {
+			const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
+			struct io_unit *io = cqe_unit(cqe);
+
+			free[i] = io;
+			if (likely((unsigned)cqe->res == io->len))
+				dir_account(ds, io, now);
+			else
+				job_complete_slow(j, io, cqe->res, now);
+		}
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
+
+		free[i] = cqe_unit(cqe);
+		job_account(j, free[i], cqe->res, now);
+	}
+}
+
+/* Reaps what is ready (waiting for min), with one clock stamp for all. */
 static int ring_reap(struct job *j, unsigned min, unsigned max)
 {
 	struct blkring *ring = &((struct ring_engine *)j->engine_data)->ring;
-	struct blkring_cqe *cqe;
-	unsigned head, n = 0;
+	unsigned ready = blkring_cq_ready(ring), n;
 	uint64_t now;
 
-	if (blkring_cq_ready(ring) < min) {
+	if (ready < min) {
+		struct blkring_cqe *cqe;
 		int ret = blkring_wait_cqes(ring, &cqe, min, NULL);
 
 		if (ret < 0)
 			return ret;
+		ready = blkring_cq_ready(ring);
 	}
+	n = ready < max ? ready : max;
 	now = clock_now_ns();
-	blkring_for_each_cqe (ring, head, cqe) {
-		job_complete(j, blkring_cqe_get_data(cqe), cqe->res, now);
-		if (++n == max)
-			break;
-	}
+	ring_account(j, &ring->cq, atomic_load_explicit(ring->cq.khead, memory_order_relaxed), n,
+	             now);
 	blkring_cq_advance(ring, n);
+	j->nr_free += n;
+	j->inflight -= n;
 	j->now_ns = now;
 	return (int)n;
 }

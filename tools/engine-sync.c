@@ -26,7 +26,9 @@ static int sync_submit(struct job *j, struct io_unit **ios, unsigned n)
 		ssize_t ret = sync_do(j, io);
 
 		io->start_ns = io->issue_ns = t;
-		job_complete(j, io, (int)ret, clock_now_ns());
+		job_account(j, io, (int)ret, clock_now_ns());
+		j->free[j->nr_free++] = io;
+		j->inflight--;
 	}
 	return 0;
 }

@@ -2,7 +2,8 @@
 /*
  * I/O engines, fio's ioengine: a small ops table called per batch, never
  * per I/O.  An engine queues and commits a batch of planned units, and
- * reaps completions, accounting each with job_complete().
+ * reaps completions, accounting each with job_account() and returning its
+ * unit to the job's idle stack.
  */
 #ifndef BLKRING_TOOLS_ENGINE_H
 #define BLKRING_TOOLS_ENGINE_H

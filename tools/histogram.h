@@ -23,14 +23,15 @@ struct hist {
 	uint64_t bucket[HIST_NR];
 };
 
+/*
+ * ns | 64 has its top bit at 6 or above, so the shift is 0 below 128 ns
+ * (the index is the value) and drops six bits less than the top one above.
+ */
 static inline unsigned hist_index(uint64_t ns)
 {
-	unsigned shift, idx;
+	unsigned shift = (unsigned)(63 ^ __builtin_clzll(ns | HIST_VAL)) - HIST_BITS;
+	unsigned idx = (shift << HIST_BITS) + (unsigned)(ns >> shift);
 
-	if (ns < 2 * HIST_VAL)
-		return (unsigned)ns;
-	shift = 63 - (unsigned)__builtin_clzll(ns) - HIST_BITS;
-	idx = ((shift + 1) << HIST_BITS) + (unsigned)((ns >> shift) & (HIST_VAL - 1));
 	return likely(idx < HIST_NR) ? idx : HIST_NR - 1;
 }
 

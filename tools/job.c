@@ -14,8 +14,9 @@
 #include "engine.h"
 #include "job.h"
 
-#define TICK_NS 1000000ULL     /* stop requests and progress: every millisecond */
-#define SAMPLE_NS 500000000ULL /* bandwidth and IOPS samples: fio's bwavgtime */
+#define TICK_NS 1000000ULL      /* stop requests: every millisecond */
+#define PUBLISH_NS 100000000ULL /* progress counters: every 100 ms */
+#define SAMPLE_NS 500000000ULL  /* bandwidth and IOPS samples: fio's bwavgtime */
 
 void job_fail(struct job *j, int err, const char *what)
 {
@@ -61,15 +62,24 @@ void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now)
 		lat_add(&j->st->sync_lat, since(now, io->issue_ns));
 		return;
 	}
-	/* Short: fewer bytes than asked. */
+	/* Short: fewer bytes than asked, counted as an I/O of that size. */
 	ds = &j->st->dir[io->ddir];
 	ds->short_ios++;
-	ds->ios++;
-	ds->bytes += (unsigned)res;
-	lat_add(&ds->clat, since(now, io->issue_ns));
-	lat_add(&ds->lat, since(now, io->start_ns));
+	j->short_missing[io->ddir] += io->len - (unsigned)res;
+	lat_add_uncounted(&ds->clat, since(now, io->issue_ns));
+	lat_add_uncounted(&ds->lat, since(now, io->start_ns));
 	hist_add(&ds->clat_hist, since(now, io->issue_ns));
 	hist_add(&ds->lat_hist, since(now, io->start_ns));
+}
+
+void job_count(struct job *j)
+{
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		struct dir_stats *ds = &j->st->dir[d];
+
+		ds->ios = ds->clat.n = ds->lat.n = hist_total(&ds->clat_hist);
+		ds->bytes = ds->ios * j->bs[d] - j->short_missing[d];
+	}
 }
 
 /* ---- measuring ---- */
@@ -90,6 +100,7 @@ static void job_start_measuring(struct job *j, uint64_t now)
 	uint64_t total_err = st->total_err;
 
 	job_stats_init(st);
+	memset(j->short_missing, 0, sizeof(j->short_missing));
 	st->error = error;
 	st->first_error = first_error;
 	st->total_err = total_err;
@@ -109,6 +120,7 @@ static void job_sample(struct job *j, uint64_t now)
 {
 	uint64_t dt = now - j->sample_ns;
 
+	job_count(j);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
 		struct dir_stats *ds = &j->st->dir[d];
 		uint64_t bytes = ds->bytes - j->sample_bytes[d];
@@ -129,6 +141,7 @@ static void job_publish(struct job *j)
 {
 	uint64_t bytes = 0;
 
+	job_count(j);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
 		atomic_store_explicit(&j->prog_ios[d], j->st->dir[d].ios, memory_order_relaxed);
 		bytes += j->st->dir[d].bytes;
@@ -159,7 +172,10 @@ static void job_tick(struct job *j, uint64_t now)
 			job_sample(j, now);
 		next = min_u64(min_u64(next, j->end_ns), j->next_sample_ns);
 	}
-	job_publish(j);
+	if (now >= j->next_publish_ns) {
+		job_publish(j);
+		j->next_publish_ns = now + PUBLISH_NS;
+	}
 	j->next_check_ns = next;
 }
 
@@ -172,7 +188,8 @@ static void job_unplan(struct job *j, unsigned n)
 	j->inflight -= n;
 }
 
-static void job_submitted(struct job *j, unsigned n, uint64_t start, uint64_t now)
+static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, uint64_t start,
+                          uint64_t now)
 {
 	struct job_stats *st = j->st;
 	uint64_t cnt[BENCH_DDIR_NR + 1] = {0};
@@ -181,13 +198,21 @@ static void job_submitted(struct job *j, unsigned n, uint64_t start, uint64_t no
 	st->submit_map[batch_bucket(n)]++;
 	st->submits++;
 	st->issued += n;
-	if (j->engine->sync)
+	if (j->engine->sync) {
+		/* Done inside submit: one completion batch per submission. */
+		st->complete_map[batch_bucket(n)]++;
+		st->completes++;
 		return;
-	for (unsigned i = 0; i < n; i++) {
-		j->batch[i]->issue_ns = now;
-		cnt[j->batch[i]->ddir]++;
 	}
+	for (unsigned i = 0; i < n; i++)
+		ios[i]->issue_ns = now;
 	/* Every unit of a batch was planned at `start` and submitted at `now`. */
+	if (j->single) {
+		lat_add_n(&st->dir[j->ddir].slat, now - start, n);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		cnt[ios[i]->ddir]++;
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		if (cnt[d])
 			lat_add_n(&st->dir[d].slat, now - start, cnt[d]);
@@ -214,7 +239,7 @@ static uint64_t job_issue(struct job *j, uint64_t now)
 		return now;
 	}
 	t = clock_now_ns();
-	job_submitted(j, n, now, t);
+	job_submitted(j, j->batch, n, now, t);
 	return t;
 }
 

@@ -56,8 +56,10 @@ struct job {
 	int gen_kind;
 	struct offset_gen gen[BENCH_DDIR_NR];
 	uint32_t bs[BENCH_DDIR_NR];
-	uint64_t ios_left;   /* budget of one-direction planners */
-	uint64_t bytes_left; /* budget of the general planner */
+	bool single;                           /* one direction, fixed units: the lean planners */
+	uint64_t short_missing[BENCH_DDIR_NR]; /* bytes short I/Os did not do */
+	uint64_t ios_left;                     /* budget of one-direction planners */
+	uint64_t bytes_left;                   /* budget of the general planner */
 	uint64_t mix_rng;
 	unsigned writes_since_sync;
 	bool sync_due;
@@ -67,7 +69,7 @@ struct job {
 	uint64_t now_ns; /* the last completion stamp an engine took */
 	uint64_t begin_ns, start_ns, ramp_end_ns, end_ns, next_check_ns;
 	bool ramping;
-	uint64_t next_sample_ns, sample_ns;
+	uint64_t next_sample_ns, sample_ns, next_publish_ns;
 	uint64_t sample_bytes[BENCH_DDIR_NR], sample_ios[BENCH_DDIR_NR];
 	struct rusage ru_start;
 	int tid;
@@ -82,36 +84,41 @@ struct job {
 	_Atomic bool finished;
 };
 
-void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now);
-
 static inline uint64_t since(uint64_t now, uint64_t then)
 {
-	/* Stamps of one thread on different CPUs may run a hair backwards. */
 	return now > then ? now - then : 0;
 }
 
-/* Accounts one completion: latencies, histograms, counters; frees the unit. */
-static inline void job_complete(struct job *j, struct io_unit *io, int res, uint64_t now)
-{
-	struct dir_stats *ds;
-	uint64_t clat, lat;
+void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now);
 
-	j->inflight--;
-	j->free[j->nr_free++] = io;
-	if (unlikely((unsigned)res != io->len || io->ddir >= BENCH_DDIR_NR)) {
-		job_complete_slow(j, io, res, now);
-		return;
-	}
-	ds = &j->st->dir[io->ddir];
-	clat = since(now, io->issue_ns);
-	lat = since(now, io->start_ns);
-	ds->ios++;
-	ds->bytes += io->len;
-	lat_add(&ds->clat, clat);
-	lat_add(&ds->lat, lat);
+/*
+ * Accounts one completion: latencies and histograms.  Counts are not kept
+ * per I/O: the histogram's total is the number of I/Os, and bytes follow
+ * from the block size (job_count()).  The engine returns the unit to the
+ * idle stack.
+ */
+static inline void dir_account(struct dir_stats *ds, const struct io_unit *io, uint64_t now)
+{
+	/* Invariant TSCs the kernel trusts are in step on every CPU, so
+	 * stamps of one thread never run backwards. */
+	uint64_t clat = now - io->issue_ns, lat = now - io->start_ns;
+
+	lat_add_uncounted(&ds->clat, clat);
+	lat_add_uncounted(&ds->lat, lat);
 	hist_add(&ds->clat_hist, clat);
 	hist_add(&ds->lat_hist, lat);
 }
+
+static inline void job_account(struct job *j, struct io_unit *io, int res, uint64_t now)
+{
+	if (unlikely((unsigned)res != io->len || io->ddir >= BENCH_DDIR_NR))
+		job_complete_slow(j, io, res, now);
+	else
+		dir_account(&j->st->dir[io->ddir], io, now);
+}
+
+/* Brings the counts (ios, bytes, clat and lat N) up to date. */
+void job_count(struct job *j);
 
 /* Sets up a job in its thread, runs it to the end, and tears it down. */
 void job_main(struct job *j);

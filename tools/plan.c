@@ -8,14 +8,6 @@
 #include "job.h"
 #include "plan.h"
 
-void gen_new_pass(struct offset_gen *g)
-{
-	g->pos = 0;
-	g->mul1 = rng_next(&g->key) | 1;
-	g->add1 = rng_next(&g->key);
-	g->mul2 = rng_next(&g->key) | 1;
-}
-
 void gen_init(struct offset_gen *g, int kind, uint64_t nr_blocks, uint64_t seed)
 {
 	unsigned bits = 0;
@@ -41,20 +33,24 @@ static inline unsigned plan_budget(struct job *j, unsigned n)
 	return n;
 }
 
+/* The generator is copied into locals: stores to the units could alias it. */
 #define DEFINE_PLANNER(fn, next)                                                          \
 	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n, uint64_t now) \
 	{                                                                                 \
-		struct offset_gen *g = &j->gen[j->ddir];                                  \
+		struct offset_gen g = j->gen[j->ddir];                                    \
+		struct io_unit **free = j->free + j->nr_free;                             \
 		uint64_t base = j->region_start, bs = j->bs[j->ddir];                     \
                                                                                           \
 		n = plan_budget(j, n);                                                    \
 		for (unsigned i = 0; i < n; i++) {                                        \
-			struct io_unit *io = j->free[--j->nr_free];                       \
+			struct io_unit *io = *--free;                                     \
                                                                                           \
 			io->start_ns = now;                                               \
-			io->offset = base + next(g) * bs;                                 \
+			io->offset = base + next(&g) * bs;                                \
 			ios[i] = io;                                                      \
 		}                                                                         \
+		j->nr_free -= n;                                                          \
+		j->gen[j->ddir] = g;                                                      \
 		return n;                                                                 \
 	}
 
@@ -145,7 +141,8 @@ void plan_setup(struct job *j, uint64_t seed)
 		         job_seed(seed, j->number, d));
 	}
 	j->mix_rng = job_seed(seed, j->number, BENCH_DDIR_NR);
-	if (single && !j->o->fsync) {
+	j->single = single && !j->o->fsync;
+	if (j->single) {
 		j->plan = j->gen_kind == GEN_SEQ    ? plan_seq
 		          : j->gen_kind == GEN_PERM ? plan_perm
 		                                    : plan_random;

@@ -47,7 +47,15 @@ static inline uint64_t rng_below(uint64_t *s, uint64_t n)
 }
 
 void gen_init(struct offset_gen *g, int kind, uint64_t nr_blocks, uint64_t seed);
-void gen_new_pass(struct offset_gen *g);
+
+/* A new order for the next pass over the region. */
+static inline void gen_new_pass(struct offset_gen *g)
+{
+	g->pos = 0;
+	g->mul1 = rng_next(&g->key) | 1;
+	g->add1 = rng_next(&g->key);
+	g->mul2 = rng_next(&g->key) | 1;
+}
 
 static inline uint64_t gen_seq(struct offset_gen *g)
 {

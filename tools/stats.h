@@ -18,13 +18,25 @@ struct lat_stat {
 	unsigned __int128 sumsq;
 };
 
+/*
+ * A sample whose count is kept elsewhere (a histogram's total).  New
+ * extremes are rare once a run is under way, so they are branches, not
+ * conditional stores.
+ */
+static inline void lat_add_uncounted(struct lat_stat *s, uint64_t v)
+{
+	if (unlikely(v < s->min))
+		s->min = v;
+	if (unlikely(v > s->max))
+		s->max = v;
+	s->sum += v;
+	s->sumsq += (unsigned __int128)v * v;
+}
+
 static inline void lat_add(struct lat_stat *s, uint64_t v)
 {
 	s->n++;
-	s->min = v < s->min ? v : s->min;
-	s->max = v > s->max ? v : s->max;
-	s->sum += v;
-	s->sumsq += (unsigned __int128)v * v;
+	lat_add_uncounted(s, v);
 }
 
 /* The same value n times: a batch's submission latency. */
