@@ -72,6 +72,8 @@ enum {
 	BLKRING_OP_READV = 1,
 	BLKRING_OP_WRITEV = 2,
 	BLKRING_OP_FSYNC = 3,
+	BLKRING_OP_READ_FIXED = 4, /* a registered buffer: sqe->buf_index */
+	BLKRING_OP_WRITE_FIXED = 5,
 	BLKRING_OP_READ = 22,
 	BLKRING_OP_WRITE = 23,
 	BLKRING_OP_URING_CMD = 46, /* a command the device defines: sqe->cmd_op */
@@ -229,6 +231,16 @@ int blkring_dev_write_zeroes(struct blkring_dev *dev, uint64_t offset, uint64_t 
  * table is registered already, or on unregister with requests in flight. */
 int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n);
 int blkring_unregister_devices(struct blkring *ring);
+
+/*
+ * Buffers for BLKRING_OP_READ_FIXED / WRITE_FIXED, as io_uring's: at most
+ * 16384, each 1 byte to 1 GiB; -EBUSY when the ring has some already.
+ * Devices that can (files: the kernel's own registered buffers) spare the
+ * per-I/O mapping; others treat fixed I/O as plain reads and writes.
+ * Unregistering needs the ring idle (-EBUSY otherwise).
+ */
+int blkring_register_buffers(struct blkring *ring, const struct iovec *iovecs, unsigned n);
+int blkring_unregister_buffers(struct blkring *ring);
 
 /* Text of the last error on this thread that has one (spec, table, option). */
 const char *blkring_last_error(void);
@@ -397,6 +409,21 @@ static inline void blkring_prep_write(struct blkring_sqe *sqe, int dev, const vo
 				      unsigned nbytes, uint64_t offset)
 {
 	blkring_prep_rw(BLKRING_OP_WRITE, sqe, dev, buf, nbytes, offset);
+}
+
+/* buf lies within registered buffer buf_index (blkring_register_buffers()). */
+static inline void blkring_prep_read_fixed(struct blkring_sqe *sqe, int dev, void *buf,
+					   unsigned nbytes, uint64_t offset, int buf_index)
+{
+	blkring_prep_rw(BLKRING_OP_READ_FIXED, sqe, dev, buf, nbytes, offset);
+	sqe->buf_index = (uint16_t)buf_index;
+}
+
+static inline void blkring_prep_write_fixed(struct blkring_sqe *sqe, int dev, const void *buf,
+					    unsigned nbytes, uint64_t offset, int buf_index)
+{
+	blkring_prep_rw(BLKRING_OP_WRITE_FIXED, sqe, dev, buf, nbytes, offset);
+	sqe->buf_index = (uint16_t)buf_index;
 }
 
 static inline void blkring_prep_readv(struct blkring_sqe *sqe, int dev, const struct iovec *iovecs,

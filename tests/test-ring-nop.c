@@ -107,7 +107,7 @@ static void nop_bad_opcode_and_flags(void)
 	struct blkring ring;
 	struct blkring_sqe *sqe;
 	struct blkring_cqe *cqe;
-	static const uint8_t bad_ops[] = {4, 21, 45, BLKRING_OP_LAST, 255};
+	static const uint8_t bad_ops[] = {6, 21, 45, BLKRING_OP_LAST, 255};
 
 	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
 	for (unsigned i = 0; i < sizeof(bad_ops); i++) {

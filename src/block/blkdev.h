@@ -119,21 +119,22 @@ struct blkring_dev_stats {
  * kernel io_uring -- and use it with no lock, since only the ring's owner
  * thread submits bios carrying the ring's ioc, and only the owner calls the
  * queue ops.  The ring calls them:
- *   flush  at the end of each submit batch and after reaping, when
- *          ioc->flush_pending says a queue holds work (one syscall per batch);
- *   reap   whenever it enters, to end what completed (never sleeps);
- *   arm    around the owner's sleep on ioc->wake_fd (an eventfd): arm(true)
- *          makes the next completion signal it, or returns false when one is
- *          ready already; arm(false) stops that;
- *   exit   when the ring exits or unregisters its devices, with nothing in
- *          flight: frees the queue.
+ *   flush          at the end of each submit batch and after reaping, when
+ *                  ioc->flush_pending says a queue holds work (one syscall
+ *                  per batch);
+ *   reap           whenever it enters, to end what completed (never sleeps);
+ *   prepare_sleep  before the owner sleeps on ioc->wake_fd (an eventfd, just
+ *                  emptied): completions from now on must signal it; returns
+ *                  false when some are ready already (no sleep then);
+ *   exit           when the ring exits or unregisters its devices, with
+ *                  nothing in flight: frees the queue.
  */
 struct blkring_ioc_queue;
 
 struct blkring_ioc_queue_ops {
 	void (*flush)(struct blkring_ioc_queue *q);
 	unsigned (*reap)(struct blkring_ioc_queue *q);
-	bool (*arm)(struct blkring_ioc_queue *q, bool arm);
+	bool (*prepare_sleep)(struct blkring_ioc_queue *q);
 	void (*exit)(struct blkring_ioc_queue *q);
 };
 

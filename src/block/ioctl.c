@@ -30,11 +30,13 @@ static void cmd_bio_prep(struct blkring_bio *bio, struct blkring_dev *dev, unsig
 	void (*end_io)(struct blkring_bio *) = bio->end_io;
 	void *private = bio->private;
 	uint32_t hint = bio->queue_hint;
+	struct blkring_ioc *ioc = bio->ioc;
 
 	blkring__bio_init(bio, dev, op, start, len);
 	bio->end_io = end_io;
 	bio->private = private;
 	bio->queue_hint = hint;
+	bio->ioc = ioc;
 	bio->flags = (uint8_t)flags;
 }
 

@@ -6,7 +6,7 @@
  * its first bio and used only by the ring's owner thread, so no lock is
  * shared between rings: bios queue SQEs, the ring's submit batch ends with
  * one io_uring_enter (flush), and completions are reaped in the ring's
- * enter, or signal the eventfd the owner sleeps on (arm).  Polled bios go to
+ * enter, or signal the eventfd the owner sleeps on (prepare_sleep).  Polled bios go to
  * a second kernel ring of the pair, with IORING_SETUP_IOPOLL where the
  * device polls, else reaped by looking at its CQ without entering the
  * kernel; only polling reaps it.
@@ -236,22 +236,26 @@ static unsigned ring_queue_reap(struct blkring_ioc_queue *link)
 }
 
 /*
- * The owner sleeps on the ring's eventfd; this kernel ring signals it only
- * while armed (IORING_CQ_EVENTFD_DISABLED otherwise).  A completion that
- * came before arming signalled nothing: the CQ is looked at after.
+ * The owner sleeps on the ring's eventfd, which this kernel ring signals
+ * with every batch of completions it posts, registered on the first sleep.
+ * Always, not only while the owner sleeps (IORING_CQ_EVENTFD_DISABLED
+ * cleared just before): the kernel reads that flag after publishing the CQ
+ * tail with no barrier between, so a completion racing with the owner's
+ * last look at the CQ could find the flag still set and signal nothing.
+ * The cost is one eventfd signal per completion batch, once the owner
+ * ever slept.
  */
-static bool ring_queue_arm(struct blkring_ioc_queue *link, bool arm)
+static bool ring_queue_prepare_sleep(struct blkring_ioc_queue *link)
 {
 	struct file_ring_queue *rq = ring_queue(link);
 	struct io_uring *ring = &rq->q.ring;
 
-	if (arm && !rq->evfd_registered) {
+	if (!rq->evfd_registered) {
 		if (io_uring_register_eventfd(ring, rq->q.ioc->wake_fd))
 			return false; /* the owner keeps looking instead of sleeping */
 		rq->evfd_registered = true;
 	}
-	io_uring_cq_eventfd_toggle(ring, arm);
-	return !arm || !io_uring_cq_ready(ring);
+	return !io_uring_cq_ready(ring);
 }
 
 static void ring_queue_exit(struct blkring_ioc_queue *link)
@@ -266,7 +270,7 @@ static void ring_queue_exit(struct blkring_ioc_queue *link)
 static const struct blkring_ioc_queue_ops ring_queue_ops = {
     .flush = ring_queue_flush,
     .reap = ring_queue_reap,
-    .arm = ring_queue_arm,
+    .prepare_sleep = ring_queue_prepare_sleep,
     .exit = ring_queue_exit,
 };
 
@@ -283,17 +287,16 @@ static void no_flush(struct blkring_ioc_queue *link)
 	(void)link;
 }
 
-static bool no_arm(struct blkring_ioc_queue *link, bool arm)
+static bool no_prepare_sleep(struct blkring_ioc_queue *link)
 {
 	(void)link;
-	(void)arm;
 	return true;
 }
 
 static const struct blkring_ioc_queue_ops failed_queue_ops = {
     .flush = no_flush,
     .reap = no_reap,
-    .arm = no_arm,
+    .prepare_sleep = no_prepare_sleep,
     .exit = ring_queue_exit,
 };
 

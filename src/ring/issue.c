@@ -36,9 +36,9 @@ static inline int req_issue_nonblock(struct blkring_req *req)
 {
 	switch (req->opcode) {
 	case BLKRING_OP_READ:
-		return blkring__rw_issue(req, REQ_OP_READ);
+		return blkring__rw_issue(req, REQ_OP_READ, &req->ctx->ioc);
 	case BLKRING_OP_WRITE:
-		return blkring__rw_issue(req, REQ_OP_WRITE);
+		return blkring__rw_issue(req, REQ_OP_WRITE, &req->ctx->ioc);
 	}
 	return blkring__ops[req->opcode].issue(req, BLKRING_ISSUE_NONBLOCK);
 }
@@ -253,7 +253,7 @@ static inline bool submit_rw_fast(struct blkring__ctx *ctx, struct blkring_req *
 	}
 	blkring__stat_add(&ctx->stats.issued, 1);
 	ret = blkring__rw_submit(ctx, req, opcode == BLKRING_OP_READ ? REQ_OP_READ : REQ_OP_WRITE,
-	                         &rw);
+	                         &rw, &ctx->ioc);
 	if (unlikely(ret)) {
 		/* Only now may a worker need to issue it again. */
 		blkring__rw_keep(req, &rw);
@@ -305,6 +305,9 @@ int blkring__submit_sqes(struct blkring__ctx *ctx)
 		queue_unit(ctx, chain);
 	}
 	blkring__issue_pending(ctx);
+	/* The batch's end: drivers' per-ring queues push what it queued. */
+	if (ctx->ioc.flush_pending)
+		blkring__ioc_flush(&ctx->ioc);
 	if (unlikely(!done && nr))
 		return -ENOMEM;
 	return (int)done;

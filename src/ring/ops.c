@@ -67,17 +67,15 @@ static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 
 static int read_issue(struct blkring_req *req, unsigned issue_flags)
 {
-	(void)issue_flags;
-	return blkring__rw_issue(req, REQ_OP_READ);
+	return blkring__rw_issue(req, REQ_OP_READ, blkring__issue_ioc(req, issue_flags));
 }
 
 static int write_issue(struct blkring_req *req, unsigned issue_flags)
 {
-	(void)issue_flags;
-	return blkring__rw_issue(req, REQ_OP_WRITE);
+	return blkring__rw_issue(req, REQ_OP_WRITE, blkring__issue_ioc(req, issue_flags));
 }
 
-static int rwv_issue(struct blkring_req *req, unsigned op)
+static int rwv_issue(struct blkring_req *req, unsigned op, unsigned issue_flags)
 {
 	struct blkring_bio *bio = &req->bio;
 
@@ -88,19 +86,67 @@ static int rwv_issue(struct blkring_req *req, unsigned op)
 	if (unlikely(req->rw_flags))
 		blkring__rw_set_flags(req->rw_flags, bio, op == REQ_OP_WRITE);
 	req->result = (int32_t)req->len;
-	return blkring__submit_req_bio(req, bio);
+	return blkring__submit_req_bio(req, bio, blkring__issue_ioc(req, issue_flags));
 }
 
 static int readv_issue(struct blkring_req *req, unsigned issue_flags)
 {
-	(void)issue_flags;
-	return rwv_issue(req, REQ_OP_READ);
+	return rwv_issue(req, REQ_OP_READ, issue_flags);
 }
 
 static int writev_issue(struct blkring_req *req, unsigned issue_flags)
 {
-	(void)issue_flags;
-	return rwv_issue(req, REQ_OP_WRITE);
+	return rwv_issue(req, REQ_OP_WRITE, issue_flags);
+}
+
+/* ---- READ_FIXED, WRITE_FIXED: a registered buffer ---- */
+
+/* io_uring's checks: the index names a registered buffer and the range
+ * lies within it, else -EFAULT. */
+static int fixed_prep(struct blkring__ctx *ctx, struct blkring_req *req,
+                      const struct blkring_sqe *sqe)
+{
+	const struct iovec *buf;
+	uintptr_t base;
+	int ret = blkring__rw_prep(ctx, req, sqe);
+
+	if (unlikely(ret))
+		return ret;
+	if (unlikely(sqe->buf_index >= ctx->ioc.nr_bufs))
+		return -EFAULT;
+	buf = &ctx->ioc.bufs[sqe->buf_index];
+	base = (uintptr_t)buf->iov_base;
+	if (unlikely(req->addr < base || req->addr - base > buf->iov_len ||
+	             req->len > buf->iov_len - (req->addr - base)))
+		return -EFAULT;
+	req->buf_index = sqe->buf_index;
+	return 0;
+}
+
+/* Other drivers see a plain read or write; the file driver hands the
+ * kernel the buffer's index. */
+static int fixed_issue(struct blkring_req *req, unsigned op, unsigned issue_flags)
+{
+	struct blkring_bio *bio = &req->bio;
+
+	blkring__bio_init(bio, req->dev, op, req->off, req->len);
+	blkring__bio_set_buf(bio, (void *)(uintptr_t)req->addr, req->len);
+	if (unlikely(req->rw_flags))
+		blkring__rw_set_flags(req->rw_flags, bio, op == REQ_OP_WRITE);
+	bio->flags |= BIO_FIXED_BUF;
+	bio->buf_index = req->buf_index;
+	req->result = (int32_t)req->len;
+	return blkring__submit_req_bio(req, bio, blkring__issue_ioc(req, issue_flags));
+}
+
+static int read_fixed_issue(struct blkring_req *req, unsigned issue_flags)
+{
+	return fixed_issue(req, REQ_OP_READ, issue_flags);
+}
+
+static int write_fixed_issue(struct blkring_req *req, unsigned issue_flags)
+{
+	return fixed_issue(req, REQ_OP_WRITE, issue_flags);
 }
 
 /* ---- FSYNC: a device flush ---- */
@@ -122,10 +168,9 @@ static int fsync_issue(struct blkring_req *req, unsigned issue_flags)
 {
 	struct blkring_bio *bio = &req->bio;
 
-	(void)issue_flags;
 	blkring__bio_init(bio, req->dev, REQ_OP_FLUSH, 0, 0);
 	req->result = 0;
-	return blkring__submit_req_bio(req, bio);
+	return blkring__submit_req_bio(req, bio, blkring__issue_ioc(req, issue_flags));
 }
 
 /* ---- URING_CMD: a command the device defines ---- */
@@ -148,6 +193,7 @@ static int cmd_issue(struct blkring_req *req, unsigned issue_flags)
 	struct blkring_bio *bio = &req->bio;
 
 	req->result = 0;
+	bio->ioc = blkring__issue_ioc(req, issue_flags);
 	bio->queue_hint = req->ctx->queue_hint;
 	bio->end_io = blkring__req_bio_end_io;
 	bio->private = req;
@@ -159,6 +205,8 @@ const struct blkring__op blkring__ops[BLKRING_OP_LAST] = {
     [BLKRING_OP_READV] = {rwv_prep, readv_issue},
     [BLKRING_OP_WRITEV] = {rwv_prep, writev_issue},
     [BLKRING_OP_FSYNC] = {fsync_prep, fsync_issue},
+    [BLKRING_OP_READ_FIXED] = {fixed_prep, read_fixed_issue},
+    [BLKRING_OP_WRITE_FIXED] = {fixed_prep, write_fixed_issue},
     [BLKRING_OP_READ] = {blkring__rw_prep, read_issue},
     [BLKRING_OP_WRITE] = {blkring__rw_prep, write_issue},
     [BLKRING_OP_URING_CMD] = {cmd_prep, cmd_issue},

@@ -35,8 +35,10 @@ int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *de
 	return 0;
 }
 
+/* The drivers' per-ring queues refer to the devices: they go first. */
 void blkring__devices_drop(struct blkring__ctx *ctx)
 {
+	blkring__ioc_drop_queues(&ctx->ioc);
 	for (unsigned i = 0; i < ctx->nr_devs; i++)
 		if (ctx->devs[i])
 			atomic_fetch_sub(&ctx->devs[i]->ring_refs, 1);

@@ -59,6 +59,11 @@ struct blkring__tw_list {
 };
 
 #define BLKRING__TW_SLEEPING ((uintptr_t)1)
+/* An owner that sleeps on an eventfd (its ring has driver queues, see
+ * ioc.c) marks the head with the descriptor, so the producer that ends the
+ * sleep knows what to signal without touching the ring. */
+#define BLKRING__TW_MARK_BITS ((uintptr_t)3)
+#define BLKRING__TW_SLEEPING_FD(fd) (((uintptr_t)(fd) << 2) | 2)
 
 /* ---- worker pool (io-wq.c) ---- */
 
@@ -104,6 +109,7 @@ struct blkring_req {
 	uint32_t len; /* bytes */
 	uint32_t rw_flags;
 	uint32_t nr_vecs;
+	uint16_t buf_index; /* READ_FIXED, WRITE_FIXED */
 
 	struct blkring__tw_node tw;
 	struct blkring__wq_work work;
@@ -160,6 +166,9 @@ struct blkring__ctx {
 
 	unsigned flags; /* BLKRING_SETUP_* */
 	struct blkring__req_chunk *chunks;
+
+	/* What drivers keep per ring (block/blkdev.h; ioc.c). */
+	struct blkring_ioc ioc;
 
 	/* Shared. */
 	struct blkring__tw_list tw __cacheline_aligned;
@@ -287,7 +296,9 @@ int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline);
 
 static inline bool blkring__tw_pending(struct blkring__ctx *ctx)
 {
-	return atomic_load_explicit(&ctx->tw.head, memory_order_relaxed) > BLKRING__TW_SLEEPING;
+	uintptr_t head = atomic_load_explicit(&ctx->tw.head, memory_order_relaxed);
+
+	return head && !(head & BLKRING__TW_MARK_BITS);
 }
 
 /* io-wq.c */
@@ -303,5 +314,16 @@ void blkring__devices_drop(struct blkring__ctx *ctx);
 
 /* wait.c: what the owner does whenever it enters the ring. */
 void blkring__enter(struct blkring__ctx *ctx);
+
+/* ioc.c: the drivers' per-ring queues and the eventfd the owner then sleeps on. */
+void blkring__ioc_init(struct blkring_ioc *ioc);
+void blkring__ioc_flush(struct blkring_ioc *ioc);
+void blkring__ioc_reap(struct blkring_ioc *ioc);
+/* The eventfd to sleep on (-1 when none can be had), after emptying it and
+ * letting the queues prepare; -EAGAIN when completions are ready already. */
+int blkring__ioc_sleep_fd(struct blkring_ioc *ioc);
+/* Frees the queues (nothing in flight); exit also gives back the eventfd. */
+void blkring__ioc_drop_queues(struct blkring_ioc *ioc);
+void blkring__ioc_exit(struct blkring_ioc *ioc);
 
 #endif

@@ -23,9 +23,18 @@ static inline int blkring__prep_dev(struct blkring__ctx *ctx, struct blkring_req
 	return 0;
 }
 
-/* Shared by every opcode that ends in a bio. */
-static inline int blkring__submit_req_bio(struct blkring_req *req, struct blkring_bio *bio)
+/* Bios issued on the owner's thread carry the ring's context, for the
+ * drivers' per-ring queues; a worker's go without. */
+static inline struct blkring_ioc *blkring__issue_ioc(struct blkring_req *req, unsigned issue_flags)
 {
+	return (issue_flags & BLKRING_ISSUE_NONBLOCK) ? &req->ctx->ioc : NULL;
+}
+
+/* Shared by every opcode that ends in a bio. */
+static inline int blkring__submit_req_bio(struct blkring_req *req, struct blkring_bio *bio,
+                                          struct blkring_ioc *ioc)
+{
+	bio->ioc = ioc;
 	bio->queue_hint = req->ctx->queue_hint;
 	bio->end_io = blkring__req_bio_end_io;
 	bio->private = req;
@@ -97,7 +106,7 @@ static inline void blkring__rw_set_flags(uint32_t rw_flags, struct blkring_bio *
 }
 
 static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_req *req, unsigned op,
-                                     const struct blkring__rw *rw)
+                                     const struct blkring__rw *rw, struct blkring_ioc *ioc)
 {
 	struct blkring_bio *bio = &req->bio;
 
@@ -106,6 +115,7 @@ static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_re
 	if (unlikely(rw->rw_flags))
 		blkring__rw_set_flags(rw->rw_flags, bio, op == REQ_OP_WRITE);
 	req->result = (int32_t)rw->len;
+	bio->ioc = ioc;
 	bio->queue_hint = ctx->queue_hint;
 	bio->end_io = blkring__req_bio_end_io;
 	bio->private = req;
@@ -113,11 +123,11 @@ static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_re
 }
 
 /* Issue (or re-issue) from what prep kept. */
-static inline int blkring__rw_issue(struct blkring_req *req, unsigned op)
+static inline int blkring__rw_issue(struct blkring_req *req, unsigned op, struct blkring_ioc *ioc)
 {
 	struct blkring__rw rw = {req->dev, req->off, req->addr, req->len, req->rw_flags};
 
-	return blkring__rw_submit(req->ctx, req, op, &rw);
+	return blkring__rw_submit(req->ctx, req, op, &rw, ioc);
 }
 
 #endif

@@ -120,6 +120,7 @@ static void ring_publish(struct blkring *ring, struct blkring__ctx *ctx)
 
 static void ctx_free(struct blkring__ctx *ctx)
 {
+	blkring__ioc_exit(&ctx->ioc);
 	blkring__req_cache_exit(ctx);
 	free(ctx->rings);
 	free(ctx);
@@ -129,8 +130,10 @@ static int ctx_init(struct blkring__ctx *ctx, const struct blkring_params *p)
 {
 	unsigned workers = p->wq_max_workers ? p->wq_max_workers : BLKRING_DEFAULT_WORKERS;
 	unsigned nr_reqs = p->sq_entries + p->cq_entries;
-	int ret = rings_alloc(ctx, p->sq_entries, p->cq_entries);
+	int ret;
 
+	blkring__ioc_init(&ctx->ioc);
+	ret = rings_alloc(ctx, p->sq_entries, p->cq_entries);
 	if (ret)
 		return ret;
 	if (nr_reqs > BLKRING_REQ_PREALLOC_MAX)

@@ -14,13 +14,20 @@
  * work); the futex wake needs only the address.  The sleeping value stays in
  * the pushed node's next pointer, where the owner counts it as a wake.
  *
+ * A ring with driver queues (ioc.c) waits for kernel completions as well,
+ * which signal an eventfd: its owner sleeps on that instead, and marks the
+ * head with the descriptor, so the producer signals the eventfd.
+ *
  * Everything a later priority list, SQPOLL thread or deferred task running
  * needs sits behind these four calls: who runs (the owner check lives in
  * the callers), which list a node goes to (tw_add), the order of lists
  * (tw_run) and when a sleeper is woken (tw_wait and the push).
  */
 #include <errno.h>
+#include <poll.h>
+#include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/futex.h"
 #include "ring.h"
@@ -41,6 +48,19 @@ static _Atomic uint32_t *tw_futex_word(struct blkring__tw_list *tw)
 	return (_Atomic uint32_t *)word;
 }
 
+/* Wakes the owner whose sleeping mark the push replaced.  An eventfd's
+ * descriptor stays valid after its ring is gone: ring eventfds are never
+ * closed (ioc.c), so a late signal is at worst a spurious wake. */
+static void tw_wake(_Atomic uint32_t *word, uintptr_t mark)
+{
+	uint64_t one = 1;
+
+	if (mark == BLKRING__TW_SLEEPING)
+		futex_wake(word, 1);
+	else if (write((int)(mark >> 2), &one, sizeof(one)) < 0)
+		return; /* a full counter: the owner has been signalled */
+}
+
 void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node)
 {
 	struct blkring__tw_list *tw = &ctx->tw;
@@ -50,9 +70,9 @@ void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node)
 	do {
 		node->node.next = (struct llist_node *)head;
 	} while (!atomic_compare_exchange_weak_explicit(
-	    &tw->head, &head, (uintptr_t)node, memory_order_release, memory_order_relaxed));
-	if (unlikely(head == BLKRING__TW_SLEEPING))
-		futex_wake(word, 1);
+	    &tw->head, &head, (uintptr_t)node, memory_order_acq_rel, memory_order_relaxed));
+	if (unlikely(head & BLKRING__TW_MARK_BITS))
+		tw_wake(word, head);
 }
 
 /* Reverses the taken list into arrival order; counts the wake it carries. */
@@ -63,7 +83,7 @@ static struct llist_node *tw_reverse(struct blkring__ctx *ctx, uintptr_t head)
 	while (node) {
 		struct llist_node *next = node->next;
 
-		if ((uintptr_t)next == BLKRING__TW_SLEEPING) {
+		if ((uintptr_t)next & BLKRING__TW_MARK_BITS) {
 			blkring__stat_add(&ctx->stats.tw_wakes, 1);
 			next = NULL;
 		}
@@ -111,14 +131,48 @@ static bool time_left(const struct timespec *deadline, struct timespec *left)
 }
 
 /* Gives up a sleep nobody ended, answering why; a push that raced with it wins. */
-static int tw_cancel_sleep(struct blkring__tw_list *tw, int why)
+static int tw_cancel_sleep(struct blkring__tw_list *tw, uintptr_t sleeping, int why)
 {
-	uintptr_t sleeping = BLKRING__TW_SLEEPING;
-
 	if (atomic_compare_exchange_strong_explicit(&tw->head, &sleeping, 0, memory_order_relaxed,
 	                                            memory_order_relaxed))
 		return why;
 	return 0;
+}
+
+/*
+ * The sleep of a ring with driver queues: on the eventfd their kernel
+ * completions and task work producers signal.  Returns as blkring__tw_wait()
+ * does; 0 also when a kernel completion is ready.  Without an eventfd (none
+ * could be had) it only yields: the caller looks again.
+ */
+static int tw_wait_fd(struct blkring__ctx *ctx, const struct timespec *deadline)
+{
+	struct blkring__tw_list *tw = &ctx->tw;
+	int fd = blkring__ioc_sleep_fd(&ctx->ioc);
+	uintptr_t empty = 0, mark;
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct timespec left;
+	int ret;
+
+	if (deadline && !time_left(deadline, &left))
+		return -ETIME;
+	if (fd < 0) {
+		if (fd != -EAGAIN)
+			sched_yield();
+		return 0;
+	}
+	mark = BLKRING__TW_SLEEPING_FD(fd);
+	/* Release: the producer that takes the mark uses the descriptor. */
+	if (!atomic_compare_exchange_strong_explicit(&tw->head, &empty, mark, memory_order_release,
+	                                             memory_order_relaxed))
+		return 0;
+	blkring__stat_add(&ctx->stats.sleeps, 1);
+	ret = ppoll(&pfd, 1, deadline ? &left : NULL, NULL);
+	if (ret == 0)
+		return tw_cancel_sleep(tw, mark, -ETIME);
+	if (ret < 0 && errno == EINTR)
+		return tw_cancel_sleep(tw, mark, -EINTR);
+	return tw_cancel_sleep(tw, mark, 0);
 }
 
 /*
@@ -132,6 +186,8 @@ int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline)
 	uintptr_t empty = 0;
 	struct timespec left;
 
+	if (unlikely(ctx->ioc.queues))
+		return tw_wait_fd(ctx, deadline);
 	if (!atomic_compare_exchange_strong_explicit(&tw->head, &empty, BLKRING__TW_SLEEPING,
 	                                             memory_order_relaxed, memory_order_relaxed))
 		return 0;
@@ -140,14 +196,14 @@ int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline)
 		int ret;
 
 		if (deadline && !time_left(deadline, &left))
-			return tw_cancel_sleep(tw, -ETIME);
+			return tw_cancel_sleep(tw, BLKRING__TW_SLEEPING, -ETIME);
 		ret = futex_wait(tw_futex_word(tw), (uint32_t)BLKRING__TW_SLEEPING,
 		                 deadline ? &left : NULL);
 		if (atomic_load_explicit(&tw->head, memory_order_relaxed) != BLKRING__TW_SLEEPING)
 			return 0;
 		if (ret == -ETIMEDOUT)
-			return tw_cancel_sleep(tw, -ETIME);
+			return tw_cancel_sleep(tw, BLKRING__TW_SLEEPING, -ETIME);
 		if (ret == -EINTR)
-			return tw_cancel_sleep(tw, -EINTR);
+			return tw_cancel_sleep(tw, BLKRING__TW_SLEEPING, -EINTR);
 	}
 }

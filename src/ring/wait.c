@@ -12,7 +12,11 @@
 void blkring__enter(struct blkring__ctx *ctx)
 {
 	blkring__tw_run(ctx);
+	if (unlikely(ctx->ioc.queues))
+		blkring__ioc_reap(&ctx->ioc);
 	blkring__issue_pending(ctx);
+	if (unlikely(ctx->ioc.flush_pending))
+		blkring__ioc_flush(&ctx->ioc);
 	if (unlikely(ctx->ovf_head))
 		blkring__overflow_flush(ctx);
 }

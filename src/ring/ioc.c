@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What a ring lends the drivers below it (struct blkring_ioc,
+ * block/blkdev.h): their per-ring queues, flushed at the end of each
+ * submit batch, reaped whenever the owner enters, and slept on through an
+ * eventfd; and the buffers the application registered.
+ *
+ * Nothing here costs a ring without driver queues more than a test of
+ * ioc.queues or ioc.flush_pending where the owner enters or ends a batch.
+ *
+ * Eventfds come from a process-wide pool and are never closed: a task work
+ * producer may signal one after its ring is gone (see tw.c), and must then
+ * not hit a descriptor that was reused for something else.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "lib/error.h"
+#include "ring.h"
+
+/* Linux's limits for io_uring_register(IORING_REGISTER_BUFFERS). */
+#define BLKRING_MAX_BUFFERS 16384U
+#define BLKRING_MAX_BUFFER_SIZE (1ULL << 30)
+
+/* ---- the eventfd pool ---- */
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static int *pool_fds;
+static unsigned pool_nr, pool_cap;
+
+static int wake_fd_get(void)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&pool_lock);
+	if (pool_nr)
+		fd = pool_fds[--pool_nr];
+	pthread_mutex_unlock(&pool_lock);
+	return fd >= 0 ? fd : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+/* Kept when the pool cannot grow: a leaked descriptor, never a closed one. */
+static void wake_fd_put(int fd)
+{
+	pthread_mutex_lock(&pool_lock);
+	if (pool_nr == pool_cap) {
+		unsigned cap = pool_cap ? 2 * pool_cap : 16;
+		int *fds = realloc(pool_fds, cap * sizeof(*fds));
+
+		if (fds) {
+			pool_fds = fds;
+			pool_cap = cap;
+		}
+	}
+	if (pool_nr < pool_cap)
+		pool_fds[pool_nr++] = fd;
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/* ---- the queues ---- */
+
+void blkring__ioc_init(struct blkring_ioc *ioc)
+{
+	memset(ioc, 0, sizeof(*ioc));
+	ioc->wake_fd = -1;
+}
+
+void blkring__ioc_flush(struct blkring_ioc *ioc)
+{
+	ioc->flush_pending = false;
+	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
+		q->ops->flush(q);
+}
+
+/* Completions may queue more work (a short transfer's rest): pushed too. */
+void blkring__ioc_reap(struct blkring_ioc *ioc)
+{
+	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
+		q->ops->reap(q);
+	if (ioc->flush_pending)
+		blkring__ioc_flush(ioc);
+}
+
+/*
+ * Emptied before the queues' last look: a completion after that look
+ * signals it again, one before is seen by the look.
+ */
+int blkring__ioc_sleep_fd(struct blkring_ioc *ioc)
+{
+	uint64_t count;
+	bool sleep = true;
+
+	if (ioc->wake_fd < 0)
+		ioc->wake_fd = wake_fd_get();
+	if (ioc->wake_fd < 0)
+		return -1;
+	if (read(ioc->wake_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		return -1;
+	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
+		sleep &= q->ops->prepare_sleep(q);
+	return sleep ? ioc->wake_fd : -EAGAIN;
+}
+
+void blkring__ioc_drop_queues(struct blkring_ioc *ioc)
+{
+	struct blkring_ioc_queue *q = ioc->queues, *next;
+
+	ioc->queues = NULL;
+	ioc->flush_pending = false;
+	for (; q; q = next) {
+		next = q->next;
+		q->ops->exit(q);
+	}
+}
+
+void blkring__ioc_exit(struct blkring_ioc *ioc)
+{
+	blkring__ioc_drop_queues(ioc);
+	if (ioc->wake_fd >= 0)
+		wake_fd_put(ioc->wake_fd);
+	ioc->wake_fd = -1;
+	free((void *)ioc->bufs);
+	ioc->bufs = NULL;
+}
+
+/* ---- registered buffers ---- */
+
+static int check_buffers(const struct iovec *iovecs, unsigned n)
+{
+	if (!iovecs || !n || n > BLKRING_MAX_BUFFERS)
+		return blkring__error(-EINVAL, "register buffers: %u buffers: expected 1 to %u", n,
+		                      BLKRING_MAX_BUFFERS);
+	for (unsigned i = 0; i < n; i++)
+		if (!iovecs[i].iov_base || !iovecs[i].iov_len ||
+		    iovecs[i].iov_len > BLKRING_MAX_BUFFER_SIZE)
+			return blkring__error(-EINVAL,
+			                      "register buffers: buffer %u: expected a non-NULL "
+			                      "address and 1 byte to 1 GiB",
+			                      i);
+	return 0;
+}
+
+int blkring_register_buffers(struct blkring *ring, const struct iovec *iovecs, unsigned n)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	struct iovec *copy;
+	int ret;
+
+	if (!blkring__is_owner(ctx))
+		return -EEXIST;
+	if (ctx->ioc.bufs)
+		return blkring__error(-EBUSY, "register buffers: the ring already has buffers");
+	ret = check_buffers(iovecs, n);
+	if (ret)
+		return ret;
+	copy = malloc(n * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, iovecs, n * sizeof(*copy));
+	ctx->ioc.bufs = copy;
+	ctx->ioc.nr_bufs = n;
+	ctx->ioc.bufs_gen++;
+	return 0;
+}
+
+/* As io_uring's, but only with nothing in flight: a driver's kernel ring
+ * may still use them until its I/O is done. */
+int blkring_unregister_buffers(struct blkring *ring)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+
+	if (!blkring__is_owner(ctx))
+		return -EEXIST;
+	if (!ctx->ioc.bufs)
+		return -ENXIO;
+	blkring__enter(ctx);
+	if (ctx->nr_seq != ctx->nr_done)
+		return blkring__error(-EBUSY, "unregister buffers: %u requests in flight",
+		                      ctx->nr_seq - ctx->nr_done);
+	free((void *)ctx->ioc.bufs);
+	ctx->ioc.bufs = NULL;
+	ctx->ioc.nr_bufs = 0;
+	ctx->ioc.bufs_gen++;
+	return 0;
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * file devices on rings: each ring gets its own kernel io_uring for the
+ * device, flushed once per submit batch and reaped in the ring's enter and
+ * wait; the owner sleeps on an eventfd that kernel completions and task
+ * work both signal; commands, registered buffers, exit and unregister.
+ */
+#include <pthread.h>
+#include <signal.h>
+
+#include "drivers/file.h"
+#include "ring/ring.h"
+#include "test-file-util.h"
+
+static struct blkring_sqe *sqe_of(struct blkring *ring)
+{
+	struct blkring_sqe *sqe = blkring_get_sqe(ring);
+
+	CHECK(sqe);
+	return sqe;
+}
+
+/* Waits for one CQE and returns its result (user_data must match). */
+static int reap_one(struct blkring *ring, uint64_t user_data)
+{
+	struct blkring_cqe *cqe;
+	int res;
+
+	CHECK_EQ(blkring_wait_cqe(ring, &cqe), 0);
+	CHECK_EQ(cqe->user_data, user_data);
+	res = cqe->res;
+	blkring_cqe_seen(ring, cqe);
+	return res;
+}
+
+static struct file_ring_queue *queue_of(struct blkring *ring, struct blkring_dev *dev)
+{
+	struct blkring_ioc_queue *link = blkring__ioc_find(&ring->ctx->ioc, dev);
+
+	return link ? container_of(link, struct file_ring_queue, link) : NULL;
+}
+
+#define BATCH 32
+
+/* A batch of writes, a flush and a read: one submit each, every CQE right. */
+static void ring_roundtrip(struct blkring_dev *dev, uint64_t seed)
+{
+	struct blkring ring;
+	struct blkring_sqe *sqe;
+	char *buf = tf_alloc(BATCH * 4096);
+
+	CHECK_EQ(blkring_queue_init(64, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	CHECK(!queue_of(&ring, dev)); /* made on the first I/O */
+	tf_fill(buf, BATCH * 4096, 0, seed);
+	for (int i = 0; i < BATCH; i++)
+		blkring_prep_write(sqe_of(&ring), 0, buf + i * 4096, 4096, (uint64_t)i * 4096);
+	CHECK_EQ(blkring_submit(&ring), BATCH);
+	CHECK(queue_of(&ring, dev));
+	for (int i = 0; i < BATCH; i++)
+		CHECK_EQ(reap_one(&ring, 0), 4096);
+	memset(buf, 0, BATCH * 4096);
+	blkring_prep_fsync(sqe_of(&ring), 0, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 0);
+	sqe = sqe_of(&ring);
+	blkring_prep_read(sqe, 0, buf, BATCH * 4096, 0);
+	sqe->user_data = 7;
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 7), BATCH * 4096);
+	CHECK(tf_check_pattern(buf, BATCH * 4096, 0, seed));
+	CHECK_EQ(blkring_unregister_devices(&ring), 0);
+	CHECK(!ring.ctx->ioc.queues); /* the per-ring queue went with the table */
+	blkring_queue_exit(&ring);
+	free(buf);
+}
+
+static void test_tmpfs(void)
+{
+	struct blkring_dev *dev = tf_open("file:%s,size=1M", tf_path(tf.shm_dir, "ring.img"));
+
+	ring_roundtrip(dev, 21);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
+/* A loop device completes from interrupts: the owner sleeps on its eventfd. */
+static void test_loop_sleeps(void)
+{
+	struct blkring_dev *dev = tf_open("%s", tf_loop(0));
+	struct blkring_ring_stats st;
+	struct blkring ring;
+	char *buf = tf_alloc(1 << 20);
+
+	ring_roundtrip(dev, 22);
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	for (int i = 0; i < 16; i++) {
+		blkring_prep_read(sqe_of(&ring), 0, buf, 1 << 20, (uint64_t)i << 20);
+		CHECK_EQ(blkring_submit(&ring), 1);
+		CHECK_EQ(reap_one(&ring, 0), 1 << 20);
+	}
+	CHECK_EQ(blkring_ring_stats(&ring, &st), 0);
+	CHECK(st.sleeps > 0);
+	CHECK(ring.ctx->ioc.wake_fd >= 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* Beyond the tags bios wait and go to the shared queue: they end on its
+ * reaper thread, as task work that wakes the owner from its eventfd. */
+static void test_task_work_wakes(void)
+{
+	struct blkring_dev *dev = tf_open("file:%s,hw_queue_depth=2", tf_loop(0));
+	struct blkring_ring_stats st;
+	struct blkring ring;
+	char *buf = tf_alloc(16 * 65536);
+
+	CHECK_EQ(blkring_queue_init(16, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	for (int i = 0; i < 16; i++)
+		blkring_prep_read(sqe_of(&ring), 0, buf + i * 65536, 65536, (uint64_t)i * 65536);
+	CHECK_EQ(blkring_submit(&ring), 16);
+	for (int i = 0; i < 16; i++)
+		CHECK_EQ(reap_one(&ring, 0), 65536);
+	CHECK_EQ(blkring_ring_stats(&ring, &st), 0);
+	CHECK(st.tw_run > 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* Discard and write zeroes as ring commands, on a loop device. */
+static void test_loop_commands(void)
+{
+	struct blkring_dev *dev = tf_open("%s", tf_loop(0));
+	struct blkring ring;
+	char *buf = tf_alloc(65536);
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	tf_fill(buf, 65536, 0, 6);
+	blkring_prep_write(sqe_of(&ring), 0, buf, 65536, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 65536);
+	blkring_prep_cmd_discard(sqe_of(&ring), 0, 0, 8192);
+	blkring_prep_cmd_write_zeroes(sqe_of(&ring), 0, 16384, 8192, BLKRING_ZERO_NOUNMAP);
+	blkring_prep_cmd_write_zeroes(sqe_of(&ring), 0, 32768, 8192, 0);
+	CHECK_EQ(blkring_submit(&ring), 3);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(reap_one(&ring, 0), 0);
+	blkring_prep_read(sqe_of(&ring), 0, buf, 65536, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 65536);
+	CHECK(tf_is_zero(buf, 8192));
+	CHECK(tf_check_pattern(buf + 8192, 8192, 8192, 6));
+	CHECK(tf_is_zero(buf + 16384, 8192));
+	CHECK(tf_check_pattern(buf + 24576, 8192, 24576, 6));
+	CHECK(tf_is_zero(buf + 32768, 8192));
+	CHECK(tf_check_pattern(buf + 40960, 65536 - 40960, 40960, 6));
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* Registered buffers: the kernel ring gets them; other devices see plain
+ * reads and writes; io_uring's errors. */
+static void test_fixed_buffers(void)
+{
+	struct blkring_dev *devs[2] = {tf_open("file:%s,size=1M", tf_path(tf.shm_dir, "fixed.img")),
+	                               tf_open("null:memory_backed=1,size=1M,irqmode=0")};
+	char *a = tf_alloc(65536), *b = tf_alloc(65536);
+	struct iovec iov[2] = {{a, 65536}, {b, 65536}};
+	struct blkring ring;
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, devs, 2), 0);
+	CHECK_EQ(blkring_unregister_buffers(&ring), -ENXIO);
+	CHECK_EQ(blkring_register_buffers(&ring, iov, 0), -EINVAL);
+	CHECK_EQ(blkring_register_buffers(&ring, iov, 2), 0);
+	CHECK_EQ(blkring_register_buffers(&ring, iov, 2), -EBUSY);
+	for (int d = 0; d < 2; d++) {
+		tf_fill(a + 8192, 16384, 4096, 30 + d);
+		blkring_prep_write_fixed(sqe_of(&ring), d, a + 8192, 16384, 4096, 0);
+		CHECK_EQ(blkring_submit(&ring), 1);
+		CHECK_EQ(reap_one(&ring, 0), 16384);
+		memset(b, 0, 16384);
+		blkring_prep_read_fixed(sqe_of(&ring), d, b, 16384, 4096, 1);
+		CHECK_EQ(blkring_submit(&ring), 1);
+		CHECK_EQ(reap_one(&ring, 0), 16384);
+		CHECK(tf_check_pattern(b, 16384, 4096, 30 + d));
+	}
+	CHECK(queue_of(&ring, devs[0])->q.fixed_bufs);
+	/* An index beyond the table, a range beyond the buffer. */
+	blkring_prep_read_fixed(sqe_of(&ring), 0, b, 4096, 0, 2);
+	blkring_prep_read_fixed(sqe_of(&ring), 0, b + 65536 - 2048, 4096, 0, 1);
+	blkring_prep_read_fixed(sqe_of(&ring), 0, a, 4096, 0, 1);
+	CHECK_EQ(blkring_submit(&ring), 3);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(reap_one(&ring, 0), -EFAULT);
+	CHECK_EQ(blkring_unregister_buffers(&ring), 0);
+	blkring_prep_read_fixed(sqe_of(&ring), 0, b, 4096, 0, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), -EFAULT);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(devs[0]), 0);
+	CHECK_EQ(blkring_dev_close(devs[1]), 0);
+	free(a);
+	free(b);
+}
+
+struct ring_thread {
+	struct blkring_dev *dev;
+	int id;
+};
+
+static void *ring_thread(void *arg)
+{
+	struct ring_thread *t = arg;
+	struct blkring ring;
+	char *buf = tf_alloc(65536);
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &t->dev, 1), 0);
+	for (int i = 0; i < 64; i++) {
+		uint64_t off = ((uint64_t)t->id * 64 + i) * 65536;
+
+		tf_fill(buf, 65536, off, 40);
+		blkring_prep_write(sqe_of(&ring), 0, buf, 65536, off);
+		CHECK_EQ(blkring_submit(&ring), 1);
+		CHECK_EQ(reap_one(&ring, 0), 65536);
+		blkring_prep_read(sqe_of(&ring), 0, buf, 65536, off);
+		CHECK_EQ(blkring_submit(&ring), 1);
+		CHECK_EQ(reap_one(&ring, 0), 65536);
+		CHECK(tf_check_pattern(buf, 65536, off, 40));
+	}
+	blkring_queue_exit(&ring);
+	free(buf);
+	return NULL;
+}
+
+/* Two rings on one device from two threads: two kernel rings, no lock. */
+static void test_two_rings(void)
+{
+	struct blkring_dev *dev = tf_open("%s", tf_loop(0));
+	struct ring_thread t[2] = {{dev, 0}, {dev, 1}};
+	pthread_t tid[2];
+
+	for (int i = 0; i < 2; i++)
+		pthread_create(&tid[i], NULL, ring_thread, &t[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct signaller {
+	struct blkring *ring;
+	pthread_t target;
+};
+
+static void *signal_when_asleep(void *arg)
+{
+	struct signaller *s = arg;
+	struct blkring_ring_stats st;
+
+	do {
+		usleep(1000);
+		CHECK_EQ(blkring_ring_stats(s->ring, &st), 0);
+	} while (st.sleeps < 2);
+	pthread_kill(s->target, SIGUSR1);
+	return NULL;
+}
+
+/* Sleeping on the eventfd keeps the ring's wait semantics: a timeout is
+ * -ETIME, a signal handler -EINTR. */
+static void test_wait_semantics(void)
+{
+	struct blkring_dev *dev = tf_open("%s", tf_loop(0));
+	struct sigaction sa = {.sa_handler = on_usr1};
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	struct blkring ring;
+	struct blkring_cqe *cqe;
+	struct signaller s = {&ring, pthread_self()};
+	char *buf = tf_alloc(4096);
+	pthread_t t;
+
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	blkring_prep_read(sqe_of(&ring), 0, buf, 4096, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 4096);
+	CHECK(ring.ctx->ioc.queues);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts), -ETIME);
+	CHECK_EQ(pthread_create(&t, NULL, signal_when_asleep, &s), 0);
+	CHECK_EQ(blkring_wait_cqe(&ring, &cqe), -EINTR);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* Exit waits for what the kernel still holds, then frees the queue. */
+static void test_exit_in_flight(void)
+{
+	struct blkring_dev *dev = tf_open("%s", tf_loop(0));
+	struct blkring ring;
+	char *buf = tf_alloc(8 << 20);
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	for (int i = 0; i < 8; i++)
+		blkring_prep_read(sqe_of(&ring), 0, buf + (i << 20), 1 << 20, (uint64_t)i << 20);
+	CHECK_EQ(blkring_submit(&ring), 8);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring__dev_inflight(dev), 0);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+static const struct test_case cases[] = {
+    {"tmpfs", test_tmpfs, 0},
+    {"loop_sleeps", test_loop_sleeps, 0},
+    {"task_work_wakes", test_task_work_wakes, 0},
+    {"loop_commands", test_loop_commands, 0},
+    {"fixed_buffers", test_fixed_buffers, 0},
+    {"two_rings", test_two_rings, 0},
+    {"wait_semantics", test_wait_semantics, 0},
+    {"exit_in_flight", test_exit_in_flight, 0},
+    {NULL, NULL, 0},
+};
+
+int main(int argc, char **argv)
+{
+	tf_setup();
+	tf_add_loop(32 << 20, 512);
+	return tf_main(cases, argc, argv);
+}
