@@ -28,6 +28,17 @@ static void ring_exit(struct job *j)
 	j->engine_data = NULL;
 }
 
+/* fixedbufs: every unit's buffer lies in one registered buffer, index 0. */
+static int ring_register_buffers(struct job *j, struct ring_engine *e)
+{
+	struct iovec iov = {j->bufs, j->bufs_len};
+	int ret = blkring_register_buffers(&e->ring, &iov, 1);
+
+	if (ret)
+		job_fail(j, ret, "registering the buffers");
+	return ret;
+}
+
 static int ring_init(struct job *j)
 {
 	struct ring_engine *e = calloc(1, sizeof(*e));
@@ -48,17 +59,23 @@ static int ring_init(struct job *j)
 		return ret;
 	}
 	e->registered = true;
-	return 0;
+	return j->o->fixedbufs ? ring_register_buffers(j, e) : 0;
 }
 
-static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io)
+static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, bool fixed)
 {
 	switch (io->ddir) {
 	case DDIR_READ:
-		blkring_prep_read(sqe, 0, io->buf, io->len, io->offset);
+		if (fixed)
+			blkring_prep_read_fixed(sqe, 0, io->buf, io->len, io->offset, 0);
+		else
+			blkring_prep_read(sqe, 0, io->buf, io->len, io->offset);
 		break;
 	case DDIR_WRITE:
-		blkring_prep_write(sqe, 0, io->buf, io->len, io->offset);
+		if (fixed)
+			blkring_prep_write_fixed(sqe, 0, io->buf, io->len, io->offset, 0);
+		else
+			blkring_prep_write(sqe, 0, io->buf, io->len, io->offset);
 		break;
 	default:
 		blkring_prep_fsync(sqe, 0, 0);
@@ -79,8 +96,10 @@ static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 	uint32_t tail = sq->sqe_tail;
 	int ret;
 
+	bool fixed = j->o->fixedbufs;
+
 	for (unsigned i = 0; i < n; i++)
-		ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i]);
+		ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i], fixed);
 	sq->sqe_tail = tail + n;
 	ret = blkring_submit(ring);
 	return ret < 0 ? ret : 0;

@@ -318,6 +318,7 @@ static int job_alloc(struct job *j)
 	j->batch = calloc(j->depth, sizeof(*j->batch));
 	if (!j->ios || !j->free || !j->batch || posix_memalign(&j->bufs, 4096, j->depth * bs))
 		return -ENOMEM;
+	j->bufs_len = j->depth * bs;
 	/* Written data is random, as fio's default buffers are. */
 	for (uint64_t i = 0; i < j->depth * bs / 8; i++)
 		((uint64_t *)j->bufs)[i] = rng_next(&rng);

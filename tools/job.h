@@ -65,6 +65,7 @@ struct job {
 	bool sync_due;
 	void *engine_data;
 	void *bufs;
+	size_t bufs_len;
 
 	uint64_t now_ns; /* the last completion stamp an engine took */
 	uint64_t begin_ns, start_ns, ramp_end_ns, end_ns, next_check_ns;

@@ -74,6 +74,7 @@ struct job_opts {
 	bool norandommap;
 	unsigned rwmixread;
 	bool direct;
+	bool fixedbufs;
 	unsigned fsync;
 	bool end_fsync;
 	cpu_set_t cpus_allowed;
