@@ -163,8 +163,7 @@ struct dm_clone {
 	struct blkring_bio bio;
 	struct blkring_bio *orig;
 	struct dm_volume *vol;
-	unsigned shard; /* the in-flight counter it holds */
-	unsigned nr;    /* which of a target's flush/discard clones */
+	unsigned nr; /* which of a target's flush/discard clones */
 	struct dm_clone_cache *cache;
 };
 
