@@ -24,7 +24,7 @@ static const struct dm_target_type *const target_types[] = {
 static int line_verror(const struct dm_table *t, unsigned line, int err, const char *fmt,
                        va_list ap)
 {
-	char msg[400];
+	char msg[512];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (t->source)
@@ -45,7 +45,7 @@ line_error(const struct dm_table *t, unsigned line, int err, const char *fmt, ..
 
 int blkring__dm_target_error(struct dm_target *ti, int err, const char *fmt, ...)
 {
-	char msg[360];
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -56,7 +56,7 @@ int blkring__dm_target_error(struct dm_target *ti, int err, const char *fmt, ...
 
 int blkring__dm_arg_error(struct dm_target *ti, unsigned arg, int err, const char *fmt, ...)
 {
-	char msg[360];
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -138,7 +138,7 @@ static int add_leg(struct dm_target *ti, struct blkring_dev *dev, uint64_t start
 
 static int open_leg(struct dm_target *ti, unsigned arg, struct blkring_dev **devp)
 {
-	char inner[400];
+	char inner[512];
 	char *spec = resolve_spec(ti->table, ti->argv[arg - 1]);
 	int ret;
 

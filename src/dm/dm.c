@@ -565,8 +565,16 @@ int blkring_vol_describe(struct blkring_dev *dev, blkring_vol_target_fn fn, void
 static _Thread_local const char *opening[MAX_NESTING];
 static _Thread_local unsigned nr_opening;
 
+/* A table in the looping one's directory goes by its relative name. */
+static const char *short_name(const char *path, const char *dir, size_t dir_len)
+{
+	return strncmp(path, dir, dir_len) ? path : path + dir_len;
+}
+
 static int check_nesting(const char *path)
 {
+	const char *slash = strrchr(path, '/');
+	size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
 	char chain[400];
 	size_t len = 0;
 	unsigned i;
@@ -579,8 +587,10 @@ static int check_nesting(const char *path)
 		return blkring__error(-ELOOP, "table:%s: tables nest deeper than %u", path,
 		                      MAX_NESTING);
 	for (unsigned j = i; j < nr_opening && len < sizeof(chain); j++)
-		len += snprintf(chain + len, sizeof(chain) - len, "%s -> ", opening[j]);
-	return blkring__error(-ELOOP, "table:%s includes itself (%s%s)", path, chain, path);
+		len += snprintf(chain + len, sizeof(chain) - len, "%s -> ",
+		                short_name(opening[j], path, dir_len));
+	return blkring__error(-ELOOP, "table:%s includes itself (%s%s)", path, chain,
+	                      short_name(path, path, dir_len));
 }
 
 static int read_table(const char *path, char **textp)
