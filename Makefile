@@ -119,6 +119,8 @@ format:
 clean:
 	rm -rf build
 
+.SECONDARY:
+
 .PHONY: all tests build-asan build-tsan setup test run install format clean
 
 -include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

@@ -38,14 +38,15 @@ enum blkring__req_op {
 #define BIO_POLLED (1U << 2)     /* goes to a poll queue; completes when polled */
 #define BIO_NOUNMAP (1U << 3)    /* write zeroes: keep the range allocated */
 #define BIO_NOFALLBACK (1U << 4) /* write zeroes: no zero-page fallback */
+#define BIO_ACCOUNT (1U << 7)    /* internal: blkring__submit_bio counts it when it ends */
 
 struct blkring_hctx;
 
 struct blkring_bio {
 	struct blkring_dev *dev;
-	uint8_t op;     /* REQ_OP_* */
-	uint8_t flags;  /* BIO_* */
-	int16_t status; /* 0 or -errno; the first error wins */
+	uint8_t op;          /* REQ_OP_* */
+	uint8_t flags;       /* BIO_* */
+	int16_t status;      /* 0 or -errno; the first error wins */
 	uint32_t queue_hint; /* submitter's preference among hardware queues */
 	uint64_t sector;     /* start, 512-byte sectors */
 	uint64_t size;       /* bytes */
@@ -59,8 +60,8 @@ struct blkring_bio {
 	/* Completion: end_io runs exactly once, on any thread. */
 	void (*end_io)(struct blkring_bio *bio);
 	void *private;
-	struct blkring_bio *parent;  /* chained: parent ends after its children */
-	_Atomic uint32_t remaining;  /* children outstanding, plus one for the parent */
+	struct blkring_bio *parent; /* chained: parent ends after its children */
+	_Atomic uint32_t remaining; /* children outstanding, plus one for the parent */
 
 	/* Driver and queue state. */
 	struct blkring_hctx *hctx; /* cookie: the hardware queue it went to */
@@ -77,15 +78,19 @@ struct blkring_limits {
 	uint32_t max_discard_sectors;
 	uint32_t discard_granularity; /* bytes */
 	uint32_t max_write_zeroes_sectors;
+	/* Buffer address mask the device needs (Linux's dma_alignment), e.g.
+	 * 511 for O_DIRECT-like devices; 0 takes any buffer.  When non-zero,
+	 * segment lengths must also be multiples of the logical block size. */
+	uint32_t dma_alignment;
 };
 
 /* A hardware queue with tags and a FIFO wait list, as blk-mq's hctx. */
 struct blkring_hctx {
 	struct blkring_dev *dev;
 	unsigned index;
-	bool poll;                /* in the poll map: completes only when polled */
-	_Atomic uint32_t busy;    /* a poller holds it; others skip it */
-	uint32_t depth;           /* tags */
+	bool poll;             /* in the poll map: completes only when polled */
+	_Atomic uint32_t busy; /* a poller holds it; others skip it */
+	uint32_t depth;        /* tags */
 	_Atomic uint32_t inflight __cacheline_aligned;
 	pthread_mutex_t wait_lock; /* slow path only: tags exhausted */
 	struct blkring_bio *wait_head, *wait_tail;
@@ -141,8 +146,10 @@ struct blkring_dev {
 
 /* ---- bios (bio.c) ---- */
 
+/* An offset that is not a multiple of 512 leaves the bio marked invalid:
+ * blkring__submit_bio() then answers -EINVAL. */
 void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
-		       uint64_t offset, uint64_t size);
+                       uint64_t offset, uint64_t size);
 void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size_t len);
 /* Ends a bio: records status (first error wins), runs end_io, ends a chained
  * parent when its last child ended. */
@@ -152,6 +159,19 @@ void blkring__bio_chain(struct blkring_bio *child, struct blkring_bio *parent);
 /* Copies between a bio's data window and a flat buffer. */
 void blkring__bio_copy_to(struct blkring_bio *bio, const void *src);
 void blkring__bio_copy_from(struct blkring_bio *bio, void *dst);
+
+/* A cursor over a bio's data window, for drivers that copy piecewise. */
+struct blkring_bio_iter {
+	const struct iovec *vec;
+	size_t off; /* bytes into vec[0] */
+};
+void blkring__bio_iter_init(struct blkring_bio_iter *it, const struct blkring_bio *bio);
+void blkring__bio_iter_copy_to(struct blkring_bio_iter *it, const void *src, size_t len);
+void blkring__bio_iter_copy_from(struct blkring_bio_iter *it, void *dst, size_t len);
+void blkring__bio_iter_zero(struct blkring_bio_iter *it, size_t len);
+/* Points dst's data window at src's, `skip` bytes further in. */
+void blkring__bio_clone_window(struct blkring_bio *dst, const struct blkring_bio *src,
+                               uint64_t skip);
 
 /* ---- submission (blk-core.c) ---- */
 
@@ -165,6 +185,12 @@ int blkring__validate_byte_range(struct blkring_dev *dev, uint64_t offset, uint6
 int blkring__submit_bio(struct blkring_bio *bio);
 /* Polls the queues a polled bio went to. */
 int blkring__poll_bio(struct blkring_bio *bio);
+/* The largest bio the device takes for op, in bytes (whole logical blocks). */
+uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op);
+/* Allocates a child bio for op on [offset, offset+size) chained to parent;
+ * it frees itself when it ends.  NULL when out of memory. */
+struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigned op,
+                                             uint64_t offset, uint64_t size);
 
 /*
  * Block device commands (ioctl.c, Linux's blkdev_uring_cmd): checks the SQE
@@ -176,12 +202,11 @@ int blkring__poll_bio(struct blkring_bio *bio);
  */
 #define BLKRING_ISSUE_NONBLOCK (1U << 0)
 int blkring__blkdev_uring_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe,
-			      struct blkring_bio *bio, unsigned issue_flags);
+                              struct blkring_bio *bio, unsigned issue_flags);
 
 /* ---- hardware queues and tags (blk-mq.c) ---- */
 
-int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll,
-			unsigned depth);
+int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll, unsigned depth);
 void blkring__hctxs_exit(struct blkring_dev *dev);
 /* Picks the default or poll map queue for a bio. */
 struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev, struct blkring_bio *bio);
@@ -195,8 +220,8 @@ static inline bool blkring__hctx_trylock_poll(struct blkring_hctx *hctx)
 {
 	uint32_t idle = 0;
 
-	return atomic_compare_exchange_strong_explicit(&hctx->busy, &idle, 1,
-						       memory_order_acquire, memory_order_relaxed);
+	return atomic_compare_exchange_strong_explicit(&hctx->busy, &idle, 1, memory_order_acquire,
+	                                               memory_order_relaxed);
 }
 static inline void blkring__hctx_unlock_poll(struct blkring_hctx *hctx)
 {
@@ -214,6 +239,8 @@ unsigned blkring__op_dir(unsigned op);
 /* Takes another open reference (a volume holding its legs); drop it with
  * blkring_dev_close(). */
 void blkring__dev_get(struct blkring_dev *dev);
+/* Bios the device's hardware queues hold (dispatched or waiting for a tag). */
+unsigned blkring__dev_inflight(struct blkring_dev *dev);
 
 /* ---- device specs (spec.c) ---- */
 
@@ -238,8 +265,8 @@ void blkring__spec_free(struct blkring_spec *spec);
 int blkring__spec_u64(struct blkring_spec *spec, const char *key, uint64_t *out);
 int blkring__spec_size(struct blkring_spec *spec, const char *key, uint64_t *out);
 int blkring__spec_bool(struct blkring_spec *spec, const char *key, bool *out);
-int blkring__spec_choice(struct blkring_spec *spec, const char *key,
-			 const char *const *choices, unsigned *out);
+int blkring__spec_choice(struct blkring_spec *spec, const char *key, const char *const *choices,
+                         unsigned *out);
 const char *blkring__spec_str(struct blkring_spec *spec, const char *key);
 /* -EINVAL naming the first key no getter asked for, and listing `known`. */
 int blkring__spec_check_unused(struct blkring_spec *spec, const char *known);

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Bio submission (Linux's block/blk-core.c and blk-merge.c roles): checks
+ * a bio against the device, splits it to the device's limits and hands it
+ * to the driver or volume through the ops table.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "blkdev.h"
+
+/* Linux caps one read or write at MAX_RW_COUNT; so do we, which also keeps
+ * every data window offset within 32 bits. */
+#define MAX_RW_BYTES ((uint64_t)INT_MAX & ~4095ULL)
+
+int blkring__validate_byte_range(struct blkring_dev *dev, uint64_t offset, uint64_t len)
+{
+	uint64_t bs_mask = dev->limits.logical_block_size - 1;
+	uint64_t end;
+
+	if ((offset | len) & bs_mask)
+		return -EINVAL;
+	if (!len)
+		return -EINVAL;
+	if (__builtin_add_overflow(offset, len, &end) || end > dev->size)
+		return -EINVAL;
+	return 0;
+}
+
+uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op)
+{
+	uint64_t sectors;
+
+	switch (op) {
+	case REQ_OP_READ:
+	case REQ_OP_WRITE:
+		sectors = dev->limits.max_sectors;
+		break;
+	case REQ_OP_DISCARD:
+		sectors = dev->limits.max_discard_sectors;
+		break;
+	case REQ_OP_WRITE_ZEROES:
+		sectors = dev->limits.max_write_zeroes_sectors;
+		break;
+	default:
+		return UINT64_MAX;
+	}
+	return (sectors << SECTOR_SHIFT) & ~((uint64_t)dev->limits.logical_block_size - 1);
+}
+
+/* O_DIRECT's rule: segment addresses on the DMA alignment, lengths whole
+ * logical blocks. */
+static int check_buffer_alignment(struct blkring_bio *bio)
+{
+	const struct blkring_limits *lim = &bio->dev->limits;
+	uint64_t len_mask = lim->logical_block_size - 1;
+
+	if (!lim->dma_alignment)
+		return 0;
+	if (bio->vec_skip & lim->dma_alignment)
+		return -EINVAL;
+	for (uint32_t i = 0; i < bio->nr_vecs; i++) {
+		uintptr_t base = (uintptr_t)bio->vec[i].iov_base + (i ? 0 : bio->vec_skip);
+		uint64_t len = bio->vec[i].iov_len - (i ? 0 : bio->vec_skip);
+
+		if ((base & lim->dma_alignment) || (len & len_mask))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_bio(struct blkring_bio *bio)
+{
+	struct blkring_dev *dev = bio->dev;
+	uint32_t features = dev->features;
+	uint64_t offset = bio->sector << SECTOR_SHIFT;
+
+	if (unlikely(bio->status))
+		return bio->status;
+	switch (bio->op) {
+	case REQ_OP_READ:
+		break;
+	case REQ_OP_WRITE:
+		if (dev->read_only)
+			return -EBADF;
+		break;
+	case REQ_OP_FLUSH:
+		return 0;
+	case REQ_OP_DISCARD:
+		if (!(features & BLKRING_FEAT_DISCARD))
+			return -EOPNOTSUPP;
+		if (dev->read_only)
+			return -EBADF;
+		return blkring__validate_byte_range(dev, offset, bio->size);
+	case REQ_OP_WRITE_ZEROES:
+		if (!(features & BLKRING_FEAT_WRITE_ZEROES))
+			return -EOPNOTSUPP;
+		if (dev->read_only)
+			return -EBADF;
+		return blkring__validate_byte_range(dev, offset, bio->size);
+	default:
+		return -EINVAL;
+	}
+	if (unlikely(blkring__validate_byte_range(dev, offset, bio->size) ||
+	             bio->size > MAX_RW_BYTES || !bio->vec))
+		return -EINVAL;
+	if ((bio->flags & BIO_POLLED) && !(features & BLKRING_FEAT_POLL))
+		return -EOPNOTSUPP;
+	return check_buffer_alignment(bio);
+}
+
+static void issue(struct blkring_dev *dev, struct blkring_bio *bio)
+{
+	int ret = dev->ops->submit_bio(dev, bio);
+
+	/* Only a BIO_NOWAIT bio may be refused, and split children are not. */
+	if (unlikely(ret < 0))
+		blkring__bio_endio(bio, ret);
+}
+
+/*
+ * Cuts the bio into chained children of at most `max` bytes each.  All
+ * children are allocated before the first is issued so that running out
+ * of memory issues nothing; splitting is not the fast path.
+ */
+static struct blkring_bio *next_child(struct blkring_bio *child)
+{
+	return child->node.next ? container_of(child->node.next, struct blkring_bio, node) : NULL;
+}
+
+static int split_and_issue(struct blkring_bio *bio, uint64_t max)
+{
+	struct blkring_dev *dev = bio->dev;
+	uint64_t offset = bio->sector << SECTOR_SHIFT;
+	struct llist_node *first = NULL, **tail = &first;
+	struct blkring_bio *child, *next;
+
+	if (bio->flags & BIO_NOWAIT)
+		return -EAGAIN;
+	if (!max)
+		return -EINVAL;
+	for (uint64_t done = 0; done < bio->size; done += max) {
+		uint64_t len = bio->size - done < max ? bio->size - done : max;
+
+		child = blkring__bio_alloc_child(bio, bio->op, offset + done, len);
+		if (!child)
+			goto nomem;
+		blkring__bio_clone_window(child, bio, done);
+		child->node.next = NULL;
+		*tail = &child->node;
+		tail = &child->node.next;
+	}
+	/* The poll cookie: children of one bio share its queue hint. */
+	if (dev->hctxs)
+		bio->hctx = blkring__map_queue(dev, bio);
+	for (child = container_of(first, struct blkring_bio, node); child; child = next) {
+		next = next_child(child);
+		issue(dev, child);
+	}
+	blkring__bio_endio(bio, 0); /* the submitter's own reference */
+	return 0;
+nomem:
+	for (child = first ? container_of(first, struct blkring_bio, node) : NULL; child;
+	     child = next) {
+		next = next_child(child);
+		free(child);
+		atomic_fetch_sub_explicit(&bio->remaining, 1, memory_order_relaxed);
+	}
+	return -ENOMEM;
+}
+
+int blkring__submit_bio(struct blkring_bio *bio)
+{
+	struct blkring_dev *dev = bio->dev;
+	int ret = check_bio(bio);
+
+	if (unlikely(ret))
+		return ret;
+	bio->flags |= BIO_ACCOUNT;
+	if (!(dev->features & BLKRING_FEAT_FUA))
+		bio->flags &= ~BIO_FUA;
+	if (bio->op == REQ_OP_FLUSH && !(dev->features & BLKRING_FEAT_FLUSH)) {
+		/* No volatile cache: nothing to flush (Linux ends it at once). */
+		blkring__bio_endio(bio, 0);
+		return 0;
+	}
+	if (unlikely(bio->size > blkring__max_bio_bytes(dev, bio->op))) {
+		ret = split_and_issue(bio, blkring__max_bio_bytes(dev, bio->op));
+		if (ret)
+			bio->flags &= ~BIO_ACCOUNT;
+		return ret;
+	}
+	ret = dev->ops->submit_bio(dev, bio);
+	if (unlikely(ret))
+		bio->flags &= ~BIO_ACCOUNT;
+	return ret;
+}
+
+int blkring__poll_bio(struct blkring_bio *bio)
+{
+	struct blkring_dev *dev = bio->dev;
+
+	if (!dev->ops->poll)
+		return -EOPNOTSUPP;
+	return dev->ops->poll(dev, bio);
+}

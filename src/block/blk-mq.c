@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hardware queues and tags (blk-mq's role).  A queue has `depth` tags; a
+ * bio beyond them waits on the queue's FIFO wait list and is handed the
+ * tag of the next bio that ends, so the submitter never blocks and no bio
+ * is lost.  The fast path is one compare-and-swap on the in-flight count;
+ * the wait-list lock is taken only when tags run out.
+ *
+ * Tag hand-off without a lost wake-up: a waiter publishes itself
+ * (nr_waiting) and then rereads `inflight`; a putter drops `inflight` and
+ * then reads `nr_waiting`.  Both pairs are sequentially consistent, so at
+ * least one side sees the other (Dekker).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "blkdev.h"
+
+int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll, unsigned depth)
+{
+	unsigned nr = nr_hw + nr_poll;
+	struct blkring_hctx *hctxs;
+
+	if (!nr_hw || !depth)
+		return -EINVAL;
+	hctxs = aligned_alloc(CACHELINE, sizeof(*hctxs) * nr);
+	if (!hctxs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < nr; i++) {
+		struct blkring_hctx *hctx = &hctxs[i];
+
+		*hctx = (struct blkring_hctx){
+		    .dev = dev, .index = i, .poll = i >= nr_hw, .depth = depth};
+		pthread_mutex_init(&hctx->wait_lock, NULL);
+	}
+	dev->hctxs = hctxs;
+	dev->nr_hw_queues = nr_hw;
+	dev->nr_poll_queues = nr_poll;
+	return 0;
+}
+
+void blkring__hctxs_exit(struct blkring_dev *dev)
+{
+	unsigned nr = dev->nr_hw_queues + dev->nr_poll_queues;
+
+	if (!dev->hctxs)
+		return;
+	for (unsigned i = 0; i < nr; i++)
+		pthread_mutex_destroy(&dev->hctxs[i].wait_lock);
+	free(dev->hctxs);
+	dev->hctxs = NULL;
+}
+
+struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev, struct blkring_bio *bio)
+{
+	unsigned hint = bio->queue_hint;
+
+	if ((bio->flags & BIO_POLLED) && dev->nr_poll_queues) {
+		unsigned n = dev->nr_poll_queues;
+
+		return &dev->hctxs[dev->nr_hw_queues + (n == 1 ? 0 : hint % n)];
+	}
+	return &dev->hctxs[dev->nr_hw_queues == 1 ? 0 : hint % dev->nr_hw_queues];
+}
+
+static bool tag_try_get(struct blkring_hctx *hctx)
+{
+	uint32_t n = atomic_load_explicit(&hctx->inflight, memory_order_relaxed);
+
+	while (n < hctx->depth) {
+		if (atomic_compare_exchange_weak_explicit(
+		        &hctx->inflight, &n, n + 1, memory_order_seq_cst, memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
+static void wait_list_add(struct blkring_hctx *hctx, struct blkring_bio *bio)
+{
+	bio->node.next = NULL;
+	if (hctx->wait_tail)
+		hctx->wait_tail->node.next = &bio->node;
+	else
+		hctx->wait_head = bio;
+	hctx->wait_tail = bio;
+	atomic_fetch_add_explicit(&hctx->nr_waiting, 1, memory_order_seq_cst);
+}
+
+static struct blkring_bio *wait_list_pop(struct blkring_hctx *hctx)
+{
+	struct blkring_bio *bio = hctx->wait_head;
+	struct llist_node *next = bio->node.next;
+
+	hctx->wait_head = next ? container_of(next, struct blkring_bio, node) : NULL;
+	if (!hctx->wait_head)
+		hctx->wait_tail = NULL;
+	atomic_fetch_sub_explicit(&hctx->nr_waiting, 1, memory_order_relaxed);
+	return bio;
+}
+
+/* Slow path: tags are out, or others wait before us (FIFO). */
+static int get_tag_slow(struct blkring_hctx *hctx, struct blkring_bio *bio)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&hctx->wait_lock);
+	if (bio->flags & BIO_NOWAIT) {
+		if (hctx->wait_head || !tag_try_get(hctx))
+			ret = -EAGAIN;
+		else
+			ret = 1;
+		pthread_mutex_unlock(&hctx->wait_lock);
+		return ret;
+	}
+	wait_list_add(hctx, bio);
+	/* A putter may have freed a tag before it could see us waiting. */
+	if (hctx->wait_head == bio && tag_try_get(hctx)) {
+		wait_list_pop(hctx);
+		ret = 1;
+	}
+	pthread_mutex_unlock(&hctx->wait_lock);
+	return ret;
+}
+
+int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkring_bio *bio)
+{
+	if (likely(!atomic_load_explicit(&hctx->nr_waiting, memory_order_relaxed)) &&
+	    tag_try_get(hctx))
+		return 1;
+	return get_tag_slow(hctx, bio);
+}
+
+struct blkring_bio *blkring__hctx_put_tag(struct blkring_hctx *hctx)
+{
+	struct blkring_bio *bio = NULL;
+
+	atomic_fetch_sub_explicit(&hctx->inflight, 1, memory_order_seq_cst);
+	if (likely(!atomic_load_explicit(&hctx->nr_waiting, memory_order_seq_cst)))
+		return NULL;
+	pthread_mutex_lock(&hctx->wait_lock);
+	if (hctx->wait_head && tag_try_get(hctx))
+		bio = wait_list_pop(hctx);
+	pthread_mutex_unlock(&hctx->wait_lock);
+	return bio;
+}

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Devices: the process-wide registry that gives every open of one spec the
+ * same reference-counted device, the public open/close/info calls, and the
+ * per-thread counters behind blkring_dev_info().
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blkdev.h"
+#include "lib/error.h"
+
+/* Every driver, by spec TYPE. */
+static const struct blkring_driver *const drivers[] = {
+    &blkring__null_driver,
+};
+
+/* Recursive: a volume's open opens its legs through blkring_dev_open(). */
+static pthread_mutex_t registry_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static struct blkring_dev *registry;
+
+/* The default limits a device starts with, as Linux's defaults. */
+#define BLK_SAFE_MAX_SECTORS 255
+
+struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops)
+{
+	struct blkring_dev *dev = aligned_alloc(CACHELINE, sizeof(*dev));
+
+	if (!dev)
+		return NULL;
+	memset(dev, 0, sizeof(*dev));
+	dev->ops = ops;
+	dev->limits.logical_block_size = SECTOR_SIZE;
+	dev->limits.physical_block_size = SECTOR_SIZE;
+	dev->limits.max_sectors = BLK_SAFE_MAX_SECTORS;
+	dev->limits.discard_granularity = SECTOR_SIZE;
+	atomic_init(&dev->refs, 1);
+	return dev;
+}
+
+void blkring__dev_free(struct blkring_dev *dev)
+{
+	blkring__hctxs_exit(dev);
+	free(dev->spec);
+	free(dev);
+}
+
+void blkring__dev_get(struct blkring_dev *dev)
+{
+	atomic_fetch_add_explicit(&dev->refs, 1, memory_order_relaxed);
+}
+
+unsigned blkring__dev_inflight(struct blkring_dev *dev)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; dev->hctxs && i < dev->nr_hw_queues + dev->nr_poll_queues; i++)
+		n += atomic_load(&dev->hctxs[i].inflight) + atomic_load(&dev->hctxs[i].nr_waiting);
+	return n;
+}
+
+static const struct blkring_driver *find_driver(const char *type)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(drivers); i++)
+		if (!strcmp(drivers[i]->type, type))
+			return drivers[i];
+	return NULL;
+}
+
+static int unknown_type(const struct blkring_spec *spec)
+{
+	char known[256];
+	size_t len = 0;
+
+	for (unsigned i = 0; i < ARRAY_SIZE(drivers) && len < sizeof(known); i++)
+		len += snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
+		                drivers[i]->type);
+	if (!strcmp(spec->type, "file"))
+		return blkring__error(-ENODEV,
+		                      "'%s': paths need the file driver, which this build does "
+		                      "not have; known types: %s",
+		                      spec->path ? spec->path : "", known);
+	return blkring__error(-ENODEV, "unknown device type '%s'; known types: %s", spec->type,
+	                      known);
+}
+
+/* ---- canonical specs: the registry key ---- */
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static int sb_put(struct strbuf *sb, const char *s, bool escape)
+{
+	for (; *s; s++) {
+		if (sb->len + 3 > sb->cap) {
+			size_t cap = sb->cap ? sb->cap * 2 : 128;
+			char *n = realloc(sb->s, cap);
+
+			if (!n)
+				return -ENOMEM;
+			sb->s = n;
+			sb->cap = cap;
+		}
+		if (escape && (*s == ',' || *s == '\\'))
+			sb->s[sb->len++] = '\\';
+		sb->s[sb->len++] = *s;
+	}
+	if (sb->s)
+		sb->s[sb->len] = '\0';
+	return 0;
+}
+
+static int cmp_kv(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Relative paths become absolute (resolved through links when they exist). */
+static char *absolute_path(const char *path)
+{
+	char cwd[PATH_MAX], *abs = realpath(path, NULL);
+
+	if (abs || path[0] == '/')
+		return abs ? abs : strdup(path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (asprintf(&abs, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return abs;
+}
+
+/* TYPE:[PATH,]k=v,... with keys sorted, so equal specs compare equal. */
+static char *canonical_spec(struct blkring_spec *spec)
+{
+	const char *keys[BLKRING_SPEC_MAX_KEYS];
+	struct strbuf sb = {0};
+	int ret = sb_put(&sb, spec->type, false) ?: sb_put(&sb, ":", false);
+
+	if (!ret && spec->path)
+		ret = sb_put(&sb, spec->path, true);
+	for (unsigned i = 0; i < spec->nr; i++)
+		keys[i] = spec->kv[i].key;
+	qsort(keys, spec->nr, sizeof(keys[0]), cmp_kv);
+	for (unsigned i = 0; !ret && i < spec->nr; i++) {
+		const char *val = spec->kv[0].val;
+
+		for (unsigned j = 0; j < spec->nr; j++)
+			if (spec->kv[j].key == keys[i])
+				val = spec->kv[j].val;
+		ret = sb_put(&sb, (i || spec->path) ? "," : "", false) ?:
+		      sb_put(&sb, keys[i], true) ?: sb_put(&sb, "=", false) ?:
+		      sb_put(&sb, val, true);
+	}
+	if (ret) {
+		free(sb.s);
+		return NULL;
+	}
+	return sb.s;
+}
+
+/* ---- the registry ---- */
+
+static struct blkring_dev *registry_find(const char *key)
+{
+	for (struct blkring_dev *dev = registry; dev; dev = dev->registry_next)
+		if (!strcmp(dev->spec, key))
+			return dev;
+	return NULL;
+}
+
+static void registry_del(struct blkring_dev *dev)
+{
+	for (struct blkring_dev **p = &registry; *p; p = &(*p)->registry_next) {
+		if (*p == dev) {
+			*p = dev->registry_next;
+			return;
+		}
+	}
+}
+
+/* Linux's limit checks: whole logical blocks, and room for one block. */
+static int check_limits(struct blkring_dev *dev)
+{
+	struct blkring_limits *lim = &dev->limits;
+	uint32_t lbs_sectors = lim->logical_block_size >> SECTOR_SHIFT;
+
+	lim->max_sectors -= lim->max_sectors % lbs_sectors;
+	lim->max_discard_sectors -= lim->max_discard_sectors % lbs_sectors;
+	lim->max_write_zeroes_sectors -= lim->max_write_zeroes_sectors % lbs_sectors;
+	if (!lim->max_sectors ||
+	    (!lim->max_discard_sectors && (dev->features & BLKRING_FEAT_DISCARD)) ||
+	    (!lim->max_write_zeroes_sectors && (dev->features & BLKRING_FEAT_WRITE_ZEROES)))
+		return blkring__error(-EINVAL, "%s: a per-I/O limit is below one block (%u bytes)",
+		                      dev->ops->name, lim->logical_block_size);
+	return 0;
+}
+
+static int open_new(const struct blkring_driver *drv, struct blkring_spec *spec, char *key,
+                    struct blkring_dev **devp)
+{
+	struct blkring_dev *dev = NULL;
+	int ret = drv->open(spec, &dev);
+
+	if (!ret)
+		ret = check_limits(dev);
+	if (ret) {
+		if (dev) {
+			dev->ops->destroy(dev);
+			blkring__dev_free(dev);
+		}
+		free(key);
+		return ret;
+	}
+	dev->spec = key;
+	dev->registry_next = registry;
+	registry = dev;
+	*devp = dev;
+	return 0;
+}
+
+static int check_path(const struct blkring_driver *drv, struct blkring_spec *spec)
+{
+	char *abs;
+
+	if (!drv->takes_path && spec->path)
+		return blkring__error(-EINVAL,
+		                      "%s: item 1 '%s': expected key=value (%s takes no path)",
+		                      spec->type, spec->path, spec->type);
+	if (!drv->takes_path)
+		return 0;
+	if (!spec->path || !*spec->path)
+		return blkring__error(-EINVAL, "%s: expected %s:PATH[,key=value...]", spec->type,
+		                      spec->type);
+	abs = absolute_path(spec->path);
+	if (!abs)
+		return -ENOMEM;
+	/* The spec's strings live in its buffer; the absolute path joins it. */
+	spec->path = abs;
+	return 1;
+}
+
+int blkring_dev_open(const char *text, struct blkring_dev **devp)
+{
+	const struct blkring_driver *drv;
+	struct blkring_spec spec;
+	struct blkring_dev *dev;
+	char *key, *abs = NULL;
+	int ret;
+
+	if (!devp)
+		return -EINVAL;
+	blkring__clear_error();
+	ret = blkring__spec_parse(text, &spec);
+	if (ret)
+		return ret;
+	drv = find_driver(spec.type);
+	ret = drv ? check_path(drv, &spec) : unknown_type(&spec);
+	if (ret < 0)
+		goto out;
+	if (ret > 0)
+		abs = (char *)spec.path;
+	key = canonical_spec(&spec);
+	ret = key ? 0 : -ENOMEM;
+	if (ret)
+		goto out;
+	pthread_mutex_lock(&registry_lock);
+	dev = registry_find(key);
+	if (dev) {
+		blkring__dev_get(dev);
+		*devp = dev;
+		free(key);
+	} else {
+		ret = open_new(drv, &spec, key, devp);
+	}
+	pthread_mutex_unlock(&registry_lock);
+out:
+	free(abs);
+	blkring__spec_free(&spec);
+	return ret;
+}
+
+int blkring_dev_close(struct blkring_dev *dev)
+{
+	int refs;
+
+	if (!dev)
+		return -EINVAL;
+	pthread_mutex_lock(&registry_lock);
+	refs = atomic_load(&dev->refs);
+	if (refs == 1 && (atomic_load(&dev->ring_refs) > 0 || blkring__dev_inflight(dev))) {
+		pthread_mutex_unlock(&registry_lock);
+		return -EBUSY;
+	}
+	atomic_store(&dev->refs, refs - 1);
+	if (refs == 1)
+		registry_del(dev);
+	pthread_mutex_unlock(&registry_lock);
+	if (refs == 1) {
+		dev->ops->destroy(dev);
+		blkring__dev_free(dev);
+	}
+	return 0;
+}
+
+/* ---- counters ---- */
+
+/*
+ * Each thread that ends I/O owns one of BLKRING_STATS_SHARDS shards for as
+ * long as it lives, so its counters are updated with a plain load and
+ * store (no lock prefix).  Threads beyond the shard count share the last
+ * shard with atomic adds.
+ */
+#define SHARED_SHARD (BLKRING_STATS_SHARDS - 1)
+
+static _Atomic uint32_t shards_taken;
+static pthread_key_t shard_key;
+static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
+static _Thread_local int my_shard = -1;
+
+static void shard_release(void *arg)
+{
+	uint32_t bit = 1U << ((uintptr_t)arg - 1);
+
+	atomic_fetch_and_explicit(&shards_taken, ~bit, memory_order_release);
+}
+
+static void shard_key_init(void)
+{
+	pthread_key_create(&shard_key, shard_release);
+}
+
+static int shard_claim(void)
+{
+	uint32_t taken = atomic_load_explicit(&shards_taken, memory_order_relaxed);
+
+	pthread_once(&shard_once, shard_key_init);
+	for (int i = 0; i < SHARED_SHARD; i++) {
+		if (taken & (1U << i))
+			continue;
+		if (atomic_compare_exchange_strong_explicit(&shards_taken, &taken, taken | 1U << i,
+		                                            memory_order_acquire,
+		                                            memory_order_relaxed)) {
+			pthread_setspecific(shard_key, (void *)(uintptr_t)(i + 1));
+			return i;
+		}
+		i = -1; /* the mask changed: look again */
+	}
+	return SHARED_SHARD;
+}
+
+static inline void stat_add(_Atomic uint64_t *c, uint64_t v, bool owned)
+{
+	if (owned)
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+		                      memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes, int status)
+{
+	struct blkring_dev_stats *st;
+	bool owned;
+
+	if (unlikely(my_shard < 0))
+		my_shard = shard_claim();
+	owned = my_shard != SHARED_SHARD;
+	st = &dev->stats[my_shard];
+	if (unlikely(status)) {
+		stat_add(&st->errors[dir], 1, owned);
+		return;
+	}
+	stat_add(&st->ios[dir], 1, owned);
+	stat_add(&st->bytes[dir], bytes, owned);
+}
+
+unsigned blkring__op_dir(unsigned op)
+{
+	static const uint8_t dir[] = {
+	    [REQ_OP_READ] = BLKRING_DIR_READ,
+	    [REQ_OP_WRITE] = BLKRING_DIR_WRITE,
+	    [REQ_OP_FLUSH] = BLKRING_DIR_FLUSH,
+	    [REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
+	    [REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
+	};
+
+	return dir[op];
+}
+
+int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info)
+{
+	if (!dev || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->type = dev->ops->name;
+	info->spec = dev->spec;
+	info->size = dev->size;
+	info->logical_block_size = dev->limits.logical_block_size;
+	info->physical_block_size = dev->limits.physical_block_size;
+	info->max_sectors = dev->limits.max_sectors;
+	info->max_discard_sectors = dev->limits.max_discard_sectors;
+	info->discard_granularity = dev->limits.discard_granularity;
+	info->max_write_zeroes_sectors = dev->limits.max_write_zeroes_sectors;
+	info->features = dev->features;
+	info->nr_hw_queues = dev->nr_hw_queues;
+	info->nr_poll_queues = dev->nr_poll_queues;
+	info->queue_depth = dev->hctxs ? dev->hctxs[0].depth : 0;
+	info->read_only = dev->read_only;
+	for (unsigned s = 0; s < BLKRING_STATS_SHARDS; s++) {
+		for (unsigned d = 0; d < BLKRING_DIR_NR; d++) {
+			info->ios[d] +=
+			    atomic_load_explicit(&dev->stats[s].ios[d], memory_order_relaxed);
+			info->bytes[d] +=
+			    atomic_load_explicit(&dev->stats[s].bytes[d], memory_order_relaxed);
+			info->errors[d] +=
+			    atomic_load_explicit(&dev->stats[s].errors[d], memory_order_relaxed);
+		}
+	}
+	return 0;
+}

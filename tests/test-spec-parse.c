@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/* Device specs: syntax, escapes, sizes, and the text of every error. */
+#include <errno.h>
+
+#include "block/blkdev.h"
+#include "test.h"
+
+static struct blkring_spec parse_ok(const char *text)
+{
+	struct blkring_spec spec;
+	int ret = blkring__spec_parse(text, &spec);
+
+	if (ret)
+		TEST_FAIL("parse %s: %d (%s)", text, ret, blkring_last_error());
+	return spec;
+}
+
+/* Expects -EINVAL from open and every fragment in the error text. */
+static void open_fails(const char *text, int err, const char *frag1, const char *frag2)
+{
+	struct blkring_dev *dev = NULL;
+	int ret = blkring_dev_open(text, &dev);
+
+	if (ret != err)
+		TEST_FAIL("open %s: %d, expected %d (%s)", text, ret, err, blkring_last_error());
+	if (!strstr(blkring_last_error(), frag1) || (frag2 && !strstr(blkring_last_error(), frag2)))
+		TEST_FAIL("open %s: message '%s' lacks '%s'/'%s'", text, blkring_last_error(),
+		          frag1, frag2 ? frag2 : "");
+	CHECK(dev == NULL);
+}
+
+static void test_syntax(void)
+{
+	struct blkring_spec s = parse_ok("null:size=1G,name=a\\,b,bs=4096");
+
+	CHECK(!strcmp(s.type, "null"));
+	CHECK(s.path == NULL);
+	CHECK_EQ(s.nr, 3);
+	CHECK(!strcmp(blkring__spec_str(&s, "name"), "a,b"));
+	CHECK(blkring__spec_str(&s, "missing") == NULL);
+	blkring__spec_free(&s);
+
+	s = parse_ok("null");
+	CHECK(!strcmp(s.type, "null"));
+	CHECK_EQ(s.nr, 0);
+	blkring__spec_free(&s);
+
+	s = parse_ok("/tmp/a\\,b,direct=1");
+	CHECK(!strcmp(s.type, "file"));
+	CHECK(!strcmp(s.path, "/tmp/a,b"));
+	CHECK_EQ(s.nr, 1);
+	blkring__spec_free(&s);
+
+	s = parse_ok("./rel");
+	CHECK(!strcmp(s.type, "file"));
+	CHECK(!strcmp(s.path, "./rel"));
+	blkring__spec_free(&s);
+
+	s = parse_ok("table:vol.table,x=\\\\y");
+	CHECK(!strcmp(s.path, "vol.table"));
+	CHECK(!strcmp(blkring__spec_str(&s, "x"), "\\y"));
+	blkring__spec_free(&s);
+}
+
+static void test_syntax_errors(void)
+{
+	struct blkring_spec s;
+
+	CHECK_EQ(blkring__spec_parse("", &s), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "empty device spec"));
+	CHECK_EQ(blkring__spec_parse(":size=1", &s), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "no device type"));
+	CHECK_EQ(blkring__spec_parse("null:size=1,size=2", &s), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "key 'size' given twice"));
+	CHECK_EQ(blkring__spec_parse("null:size=1,oops", &s), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "item 2 'oops': expected key=value"));
+	CHECK_EQ(blkring__spec_parse("null:=3", &s), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "expected key=value"));
+	CHECK_EQ(blkring__spec_parse("null:a=1,,b=2", &s), -EINVAL);
+}
+
+static void test_sizes(void)
+{
+	static const struct {
+		const char *val;
+		uint64_t bytes;
+	} ok[] = {{"4096", 4096},     {"4K", 4096},       {"4k", 4096},    {"3M", 3 << 20},
+	          {"2G", 2ULL << 30}, {"1T", 1ULL << 40}, {"0x1000", 4096}};
+	static const char *const bad[] = {
+	    "", "K", "4KB", "4X", "-1", "99999999999999999999", "16777216T"};
+	char text[64];
+
+	for (unsigned i = 0; i < ARRAY_SIZE(ok); i++) {
+		struct blkring_spec s;
+		uint64_t v = 7;
+
+		snprintf(text, sizeof(text), "null:size=%s", ok[i].val);
+		s = parse_ok(text);
+		CHECK_EQ(blkring__spec_size(&s, "size", &v), 0);
+		CHECK_EQ(v, ok[i].bytes);
+		blkring__spec_free(&s);
+	}
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct blkring_spec s;
+		uint64_t v = 7;
+
+		snprintf(text, sizeof(text), "null:size=%s", bad[i]);
+		s = parse_ok(text);
+		CHECK_EQ(blkring__spec_size(&s, "size", &v), -EINVAL);
+		CHECK_EQ(v, 7);
+		CHECK(strstr(blkring_last_error(),
+		             "for key 'size': expected bytes with an optional "
+		             "K, M, G or T suffix"));
+		blkring__spec_free(&s);
+	}
+}
+
+static void test_getters(void)
+{
+	static const char *const modes[] = {"none", "softirq", "timer", NULL};
+	struct blkring_spec s = parse_ok("x:n=12,b=yes,c=timer,d=1,e=maybe,f=fast,g=1x");
+	uint64_t n = 0;
+	unsigned c = 9;
+	bool b = false;
+
+	CHECK_EQ(blkring__spec_u64(&s, "n", &n), 0);
+	CHECK_EQ(n, 12);
+	CHECK_EQ(blkring__spec_bool(&s, "b", &b), 0);
+	CHECK(b);
+	CHECK_EQ(blkring__spec_choice(&s, "c", modes, &c), 0);
+	CHECK_EQ(c, 2);
+	CHECK_EQ(blkring__spec_choice(&s, "d", modes, &c), 0);
+	CHECK_EQ(c, 1);
+	CHECK_EQ(blkring__spec_bool(&s, "e", &b), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "bad value 'maybe' for key 'e': expected 0 or 1"));
+	CHECK_EQ(blkring__spec_choice(&s, "f", modes, &c), -EINVAL);
+	CHECK(strstr(blkring_last_error(),
+	             "bad value 'fast' for key 'f': expected none|softirq|timer (or 0..2)"));
+	CHECK_EQ(blkring__spec_u64(&s, "g", &n), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "for key 'g': expected a non-negative integer"));
+	CHECK_EQ(blkring__spec_check_unused(&s, "n, b, c, d, e, f, g"), 0);
+	blkring__spec_free(&s);
+
+	s = parse_ok("x:n=1,zz=2");
+	CHECK_EQ(blkring__spec_u64(&s, "n", &n), 0);
+	CHECK_EQ(blkring__spec_check_unused(&s, "n"), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "x: unknown key 'zz'; known keys: n"));
+	blkring__spec_free(&s);
+}
+
+static void test_open_errors(void)
+{
+	open_fails("nosuch:size=1", -ENODEV, "unknown device type 'nosuch'", "known types: null");
+	open_fails("/dev/shm/x", -ENODEV, "file driver", "known types: null");
+	open_fails("null:bogus=1", -EINVAL, "unknown key 'bogus'", "known keys: size, bs,");
+	open_fails("null:size=12Q", -EINVAL, "key 'size'", "K, M, G or T");
+	open_fails("null:size=1000", -EINVAL, "key 'size'", "multiple of bs");
+	open_fails("null:size=0", -EINVAL, "key 'size'", "non-zero");
+	open_fails("null:bs=1000", -EINVAL, "key 'bs'", "power of two from 512 to 4096");
+	open_fails("null:bs=8K", -EINVAL, "key 'bs'", "power of two");
+	open_fails("null:submit_queues=0", -EINVAL, "key 'submit_queues'", "1 to 64");
+	open_fails("null:poll_queues=65", -EINVAL, "key 'poll_queues'", "0 to 64");
+	open_fails("null:hw_queue_depth=0", -EINVAL, "key 'hw_queue_depth'", "1 to 65536");
+	open_fails("null:irqmode=3", -EINVAL, "key 'irqmode'", "none|softirq|timer");
+	open_fails("null:irqmode=hard", -EINVAL, "key 'irqmode'", "none|softirq|timer");
+	open_fails("null:completion_nsec=-5", -EINVAL, "key 'completion_nsec'", "integer");
+	open_fails("null:memory_backed=2", -EINVAL, "key 'memory_backed'", "0 or 1");
+	open_fails("null:discard=1", -EINVAL, "key 'discard'", "needs memory_backed=1");
+	open_fails("null:write_zeroes=1", -EINVAL, "key 'write_zeroes'", "needs memory_backed=1");
+	open_fails("null:bs=4096,max_sectors=4", -EINVAL, "key 'max_sectors'", "bs/512");
+	open_fails("null:max_discard_sectors=0", -EINVAL, "key 'max_discard_sectors'", "bs/512");
+	open_fails("null:max_write_zeroes_sectors=0", -EINVAL, "key 'max_write_zeroes_sectors'",
+	           "bs/512");
+	open_fails("null:mbps=x", -EINVAL, "key 'mbps'", "integer");
+	open_fails("null:badblocks=5-3", -EINVAL, "key 'badblocks'", "START-END");
+	open_fails("null:badblocks=1-2+", -EINVAL, "key 'badblocks'", "START-END");
+	open_fails("null:badblocks=a", -EINVAL, "key 'badblocks'", "START-END");
+	open_fails("null:ro=2", -EINVAL, "key 'ro'", "0 or 1");
+	open_fails("null:/some/path", -EINVAL, "'/some/path': expected key=value", "takes no path");
+}
+
+static const struct test_case cases[] = {
+    {"syntax", test_syntax, 0},
+    {"syntax_errors", test_syntax_errors, 0},
+    {"sizes", test_sizes, 0},
+    {"getters", test_getters, 0},
+    {"open_errors", test_open_errors, 0},
+    {NULL, NULL, 0},
+};
+
+int main(int argc, char **argv)
+{
+	return test_main(cases, argc, argv);
+}
