@@ -84,7 +84,7 @@ static bool drained(struct dm_inflight *f)
 
 void blkring__dm_inflight_block(struct dm_inflight *f)
 {
-	atomic_store(&f->blocked, 1);
+	atomic_exchange(&f->blocked, 1);
 	if (!blkring__dm_need_fence)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	for (;;) {

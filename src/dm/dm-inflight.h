@@ -9,7 +9,8 @@
  * then reads `blocked` with no fence in between; suspend pairs with it by
  * setting `blocked` and running membarrier(), which puts a full barrier
  * on every thread of the process (liburcu's urcu-memb scheme).  Where
- * membarrier is missing the fast path takes a fence instead.
+ * membarrier is missing the fast path reads `blocked` with a locked
+ * read-modify-write instead.
  */
 #ifndef BLKRING_DM_INFLIGHT_H
 #define BLKRING_DM_INFLIGHT_H
@@ -60,14 +61,17 @@ static inline unsigned dm_slot(void)
 	return (unsigned)blkring__dm_my_slot;
 }
 
-/* Orders the count before the read of `blocked` (the other half of the
- * pair is suspend's membarrier). */
-static inline void dm_light_fence(void)
+/*
+ * Reads `blocked` after the count was stored.  With membarrier, suspend
+ * supplies the barrier and this side needs only the compiler's.  Without
+ * it, a read-modify-write of `blocked` pairs with suspend's exchange.
+ */
+static inline bool dm_blocked(struct dm_inflight *f)
 {
 	if (unlikely(blkring__dm_need_fence))
-		atomic_thread_fence(memory_order_seq_cst);
-	else
-		atomic_signal_fence(memory_order_seq_cst);
+		return atomic_fetch_add(&f->blocked, 0) != 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&f->blocked, memory_order_relaxed) != 0;
 }
 
 /* One more clone in flight (the caller already counts one). */
@@ -85,8 +89,7 @@ static inline void dm_inflight_put(struct dm_inflight *f)
 	unsigned slot = dm_slot();
 
 	dm_count(&f->slot[slot].completed, slot);
-	dm_light_fence();
-	if (unlikely(atomic_load_explicit(&f->blocked, memory_order_relaxed)))
+	if (unlikely(dm_blocked(f)))
 		blkring__dm_inflight_wake(f);
 }
 
@@ -96,8 +99,7 @@ static inline bool dm_inflight_enter(struct dm_inflight *f)
 	unsigned slot = dm_slot();
 
 	dm_count(&f->slot[slot].submitted, slot);
-	dm_light_fence();
-	if (likely(!atomic_load_explicit(&f->blocked, memory_order_relaxed)))
+	if (likely(!dm_blocked(f)))
 		return true;
 	dm_inflight_put(f);
 	return false;
