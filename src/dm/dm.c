@@ -260,6 +260,22 @@ static int dm_split(struct dm_io *io, const struct dm_table *t)
 	}
 }
 
+/* The common case: one clone carries the whole bio (no split, no window walk). */
+static int dm_map_whole(struct dm_io *io, struct dm_target *ti)
+{
+	struct blkring_bio *orig = io->orig;
+	struct dm_clone *c = dm_clone_new(io, orig->op, orig->sector, orig->size, 0);
+
+	if (unlikely(!c)) {
+		dm_inflight_put(&io->v->inflight);
+		return -ENOMEM;
+	}
+	c->bio.vec = orig->vec;
+	c->bio.nr_vecs = orig->nr_vecs;
+	c->bio.vec_skip = orig->vec_skip;
+	return dm_issue(io, ti, c, true);
+}
+
 /*
  * The caller holds one in-flight count.  Returns 0 when the
  * original will end (exactly once), or a negative errno when nothing was
@@ -268,7 +284,16 @@ static int dm_split(struct dm_io *io, const struct dm_table *t)
 static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
 {
 	struct dm_io io = {.v = v, .orig = orig};
-	int ret = dm_split(&io, t);
+	int ret;
+
+	if (likely(orig->op <= REQ_OP_WRITE)) {
+		struct dm_target *ti = blkring__dm_table_find(t, orig->sector);
+
+		if (likely(ti && orig->size <= blkring__dm_max_io_len(ti, orig->sector)
+		                                   << SECTOR_SHIFT))
+			return dm_map_whole(&io, ti);
+	}
+	ret = dm_split(&io, t);
 
 	if (likely(io.pending && !ret))
 		return dm_issue(&io, io.pending_ti, io.pending, true);
