@@ -28,6 +28,7 @@ void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigne
 	bio->private = NULL;
 	bio->parent = NULL;
 	atomic_store_explicit(&bio->remaining, 1, memory_order_relaxed);
+	bio->account = false;
 	bio->hctx = NULL;
 	bio->deadline_ns = 0;
 	bio->driver_data = NULL;
@@ -74,10 +75,14 @@ void blkring__bio_endio(struct blkring_bio *bio, int status)
 		bio_set_status(bio, status);
 		if (!bio_remaining_done(bio))
 			return;
-		/* end_io may free or reuse the bio: read what we need first. */
+		/* end_io may free or reuse the bio: read what we need first.  The
+		 * parent learns of an error before end_io runs, as Linux's
+		 * bio_chain_endio(), so whoever end_io wakes sees it. */
 		parent = bio->parent;
 		st = __atomic_load_n(&bio->status, __ATOMIC_RELAXED);
-		if (bio->flags & BIO_ACCOUNT)
+		if (parent)
+			bio_set_status(parent, st);
+		if (bio->account)
 			blkring__dev_account(bio->dev, blkring__op_dir(bio->op), bio->size, st);
 		if (bio->end_io)
 			bio->end_io(bio);
@@ -199,7 +204,7 @@ struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigne
 	if (!child)
 		return NULL;
 	blkring__bio_init(child, parent->dev, op, offset, size);
-	child->flags = parent->flags & ~(BIO_NOWAIT | BIO_ACCOUNT);
+	child->flags = parent->flags & ~BIO_NOWAIT;
 	child->queue_hint = parent->queue_hint;
 	child->end_io = child_end_io;
 	blkring__bio_chain(child, parent);

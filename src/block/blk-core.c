@@ -28,7 +28,7 @@ int blkring__validate_byte_range(struct blkring_dev *dev, uint64_t offset, uint6
 	return 0;
 }
 
-uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op)
+static inline uint64_t max_bytes(const struct blkring_dev *dev, unsigned op)
 {
 	uint64_t sectors;
 
@@ -47,6 +47,11 @@ uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op)
 		return UINT64_MAX;
 	}
 	return (sectors << SECTOR_SHIFT) & ~((uint64_t)dev->limits.logical_block_size - 1);
+}
+
+uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op)
+{
+	return max_bytes(dev, op);
 }
 
 /* O_DIRECT's rule: segment addresses on the DMA alignment, lengths whole
@@ -70,44 +75,49 @@ static int check_buffer_alignment(struct blkring_bio *bio)
 	return 0;
 }
 
-static int check_bio(struct blkring_bio *bio)
+/* Reads and writes: the fast path. */
+static inline int check_rw(struct blkring_bio *bio)
 {
 	struct blkring_dev *dev = bio->dev;
-	uint32_t features = dev->features;
-	uint64_t offset = bio->sector << SECTOR_SHIFT;
 
 	if (unlikely(bio->status))
+		return bio->status; /* sub-sector offset, see blkring__bio_init() */
+	if (unlikely(bio->op == REQ_OP_WRITE && dev->read_only))
+		return -EBADF;
+	if (unlikely(blkring__validate_byte_range(dev, bio->sector << SECTOR_SHIFT, bio->size) ||
+	             bio->size > MAX_RW_BYTES || !bio->vec))
+		return -EINVAL;
+	if (unlikely((bio->flags & BIO_POLLED) && !(dev->features & BLKRING_FEAT_POLL)))
+		return -EOPNOTSUPP;
+	if (unlikely(dev->limits.dma_alignment))
+		return check_buffer_alignment(bio);
+	return 0;
+}
+
+static int check_other(struct blkring_bio *bio)
+{
+	struct blkring_dev *dev = bio->dev;
+	uint32_t feature;
+
+	if (bio->status)
 		return bio->status;
 	switch (bio->op) {
-	case REQ_OP_READ:
-		break;
-	case REQ_OP_WRITE:
-		if (dev->read_only)
-			return -EBADF;
-		break;
 	case REQ_OP_FLUSH:
 		return 0;
 	case REQ_OP_DISCARD:
-		if (!(features & BLKRING_FEAT_DISCARD))
-			return -EOPNOTSUPP;
-		if (dev->read_only)
-			return -EBADF;
-		return blkring__validate_byte_range(dev, offset, bio->size);
+		feature = BLKRING_FEAT_DISCARD;
+		break;
 	case REQ_OP_WRITE_ZEROES:
-		if (!(features & BLKRING_FEAT_WRITE_ZEROES))
-			return -EOPNOTSUPP;
-		if (dev->read_only)
-			return -EBADF;
-		return blkring__validate_byte_range(dev, offset, bio->size);
+		feature = BLKRING_FEAT_WRITE_ZEROES;
+		break;
 	default:
 		return -EINVAL;
 	}
-	if (unlikely(blkring__validate_byte_range(dev, offset, bio->size) ||
-	             bio->size > MAX_RW_BYTES || !bio->vec))
-		return -EINVAL;
-	if ((bio->flags & BIO_POLLED) && !(features & BLKRING_FEAT_POLL))
+	if (!(dev->features & feature))
 		return -EOPNOTSUPP;
-	return check_buffer_alignment(bio);
+	if (dev->read_only)
+		return -EBADF;
+	return blkring__validate_byte_range(dev, bio->sector << SECTOR_SHIFT, bio->size);
 }
 
 static void issue(struct blkring_dev *dev, struct blkring_bio *bio)
@@ -119,16 +129,16 @@ static void issue(struct blkring_dev *dev, struct blkring_bio *bio)
 		blkring__bio_endio(bio, ret);
 }
 
-/*
- * Cuts the bio into chained children of at most `max` bytes each.  All
- * children are allocated before the first is issued so that running out
- * of memory issues nothing; splitting is not the fast path.
- */
 static struct blkring_bio *next_child(struct blkring_bio *child)
 {
 	return child->node.next ? container_of(child->node.next, struct blkring_bio, node) : NULL;
 }
 
+/*
+ * Cuts the bio into chained children of at most `max` bytes each.  All
+ * children are allocated before the first is issued so that running out
+ * of memory issues nothing; splitting is not the fast path.
+ */
 static int split_and_issue(struct blkring_bio *bio, uint64_t max)
 {
 	struct blkring_dev *dev = bio->dev;
@@ -173,27 +183,28 @@ nomem:
 int blkring__submit_bio(struct blkring_bio *bio)
 {
 	struct blkring_dev *dev = bio->dev;
-	int ret = check_bio(bio);
+	uint64_t max;
+	int ret;
 
+	ret = likely(bio->op <= REQ_OP_WRITE) ? check_rw(bio) : check_other(bio);
 	if (unlikely(ret))
 		return ret;
-	bio->flags |= BIO_ACCOUNT;
-	if (!(dev->features & BLKRING_FEAT_FUA))
-		bio->flags &= ~BIO_FUA;
-	if (bio->op == REQ_OP_FLUSH && !(dev->features & BLKRING_FEAT_FLUSH)) {
+	if (unlikely(bio->op == REQ_OP_FLUSH && !(dev->features & BLKRING_FEAT_FLUSH))) {
 		/* No volatile cache: nothing to flush (Linux ends it at once). */
+		bio->account = true;
 		blkring__bio_endio(bio, 0);
 		return 0;
 	}
-	if (unlikely(bio->size > blkring__max_bio_bytes(dev, bio->op))) {
-		ret = split_and_issue(bio, blkring__max_bio_bytes(dev, bio->op));
-		if (ret)
-			bio->flags &= ~BIO_ACCOUNT;
-		return ret;
-	}
-	ret = dev->ops->submit_bio(dev, bio);
+	bio->account = true;
+	if (!(dev->features & BLKRING_FEAT_FUA))
+		bio->flags &= ~BIO_FUA;
+	max = max_bytes(dev, bio->op);
+	if (unlikely(bio->size > max))
+		ret = split_and_issue(bio, max);
+	else
+		ret = dev->ops->submit_bio(dev, bio);
 	if (unlikely(ret))
-		bio->flags &= ~BIO_ACCOUNT;
+		bio->account = false;
 	return ret;
 }
 

@@ -38,7 +38,6 @@ enum blkring__req_op {
 #define BIO_POLLED (1U << 2)     /* goes to a poll queue; completes when polled */
 #define BIO_NOUNMAP (1U << 3)    /* write zeroes: keep the range allocated */
 #define BIO_NOFALLBACK (1U << 4) /* write zeroes: no zero-page fallback */
-#define BIO_ACCOUNT (1U << 7)    /* internal: blkring__submit_bio counts it when it ends */
 
 struct blkring_hctx;
 
@@ -62,6 +61,7 @@ struct blkring_bio {
 	void *private;
 	struct blkring_bio *parent; /* chained: parent ends after its children */
 	_Atomic uint32_t remaining; /* children outstanding, plus one for the parent */
+	bool account;               /* set by blkring__submit_bio(): counted when it ends */
 
 	/* Driver and queue state. */
 	struct blkring_hctx *hctx; /* cookie: the hardware queue it went to */

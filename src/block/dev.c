@@ -117,9 +117,11 @@ static int sb_put(struct strbuf *sb, const char *s, bool escape)
 	return 0;
 }
 
-static int cmp_kv(const void *a, const void *b)
+static int cmp_key(const void *a, const void *b, void *arg)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const struct blkring_spec *spec = arg;
+
+	return strcmp(spec->kv[*(const unsigned *)a].key, spec->kv[*(const unsigned *)b].key);
 }
 
 /* Relative paths become absolute (resolved through links when they exist). */
@@ -139,24 +141,20 @@ static char *absolute_path(const char *path)
 /* TYPE:[PATH,]k=v,... with keys sorted, so equal specs compare equal. */
 static char *canonical_spec(struct blkring_spec *spec)
 {
-	const char *keys[BLKRING_SPEC_MAX_KEYS];
+	unsigned order[BLKRING_SPEC_MAX_KEYS];
 	struct strbuf sb = {0};
 	int ret = sb_put(&sb, spec->type, false) ?: sb_put(&sb, ":", false);
 
 	if (!ret && spec->path)
 		ret = sb_put(&sb, spec->path, true);
 	for (unsigned i = 0; i < spec->nr; i++)
-		keys[i] = spec->kv[i].key;
-	qsort(keys, spec->nr, sizeof(keys[0]), cmp_kv);
+		order[i] = i;
+	qsort_r(order, spec->nr, sizeof(order[0]), cmp_key, spec);
 	for (unsigned i = 0; !ret && i < spec->nr; i++) {
-		const char *val = spec->kv[0].val;
+		const char *key = spec->kv[order[i]].key, *val = spec->kv[order[i]].val;
 
-		for (unsigned j = 0; j < spec->nr; j++)
-			if (spec->kv[j].key == keys[i])
-				val = spec->kv[j].val;
-		ret = sb_put(&sb, (i || spec->path) ? "," : "", false) ?:
-		      sb_put(&sb, keys[i], true) ?: sb_put(&sb, "=", false) ?:
-		      sb_put(&sb, val, true);
+		ret = sb_put(&sb, (i || spec->path) ? "," : "", false) ?: sb_put(&sb, key, true) ?:
+		      sb_put(&sb, "=", false) ?: sb_put(&sb, val, true);
 	}
 	if (ret) {
 		free(sb.s);
@@ -225,10 +223,10 @@ static int open_new(const struct blkring_driver *drv, struct blkring_spec *spec,
 	return 0;
 }
 
-static int check_path(const struct blkring_driver *drv, struct blkring_spec *spec)
+/* Checks the PATH part; a path becomes absolute in *abs, which the spec
+ * then points at (the caller frees it). */
+static int check_path(const struct blkring_driver *drv, struct blkring_spec *spec, char **abs)
 {
-	char *abs;
-
 	if (!drv->takes_path && spec->path)
 		return blkring__error(-EINVAL,
 		                      "%s: item 1 '%s': expected key=value (%s takes no path)",
@@ -238,20 +236,40 @@ static int check_path(const struct blkring_driver *drv, struct blkring_spec *spe
 	if (!spec->path || !*spec->path)
 		return blkring__error(-EINVAL, "%s: expected %s:PATH[,key=value...]", spec->type,
 		                      spec->type);
-	abs = absolute_path(spec->path);
-	if (!abs)
+	*abs = absolute_path(spec->path);
+	if (!*abs)
 		return -ENOMEM;
-	/* The spec's strings live in its buffer; the absolute path joins it. */
-	spec->path = abs;
-	return 1;
+	spec->path = *abs;
+	return 0;
+}
+
+static int lookup_or_open(const struct blkring_driver *drv, struct blkring_spec *spec,
+                          struct blkring_dev **devp)
+{
+	char *key = canonical_spec(spec);
+	struct blkring_dev *dev;
+	int ret = 0;
+
+	if (!key)
+		return -ENOMEM;
+	pthread_mutex_lock(&registry_lock);
+	dev = registry_find(key);
+	if (dev) {
+		blkring__dev_get(dev);
+		*devp = dev;
+		free(key);
+	} else {
+		ret = open_new(drv, spec, key, devp);
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return ret;
 }
 
 int blkring_dev_open(const char *text, struct blkring_dev **devp)
 {
 	const struct blkring_driver *drv;
 	struct blkring_spec spec;
-	struct blkring_dev *dev;
-	char *key, *abs = NULL;
+	char *abs = NULL;
 	int ret;
 
 	if (!devp)
@@ -261,26 +279,9 @@ int blkring_dev_open(const char *text, struct blkring_dev **devp)
 	if (ret)
 		return ret;
 	drv = find_driver(spec.type);
-	ret = drv ? check_path(drv, &spec) : unknown_type(&spec);
-	if (ret < 0)
-		goto out;
-	if (ret > 0)
-		abs = (char *)spec.path;
-	key = canonical_spec(&spec);
-	ret = key ? 0 : -ENOMEM;
-	if (ret)
-		goto out;
-	pthread_mutex_lock(&registry_lock);
-	dev = registry_find(key);
-	if (dev) {
-		blkring__dev_get(dev);
-		*devp = dev;
-		free(key);
-	} else {
-		ret = open_new(drv, &spec, key, devp);
-	}
-	pthread_mutex_unlock(&registry_lock);
-out:
+	ret = drv ? check_path(drv, &spec, &abs) : unknown_type(&spec);
+	if (!ret)
+		ret = lookup_or_open(drv, &spec, devp);
 	free(abs);
 	blkring__spec_free(&spec);
 	return ret;
@@ -322,7 +323,8 @@ int blkring_dev_close(struct blkring_dev *dev)
 static _Atomic uint32_t shards_taken;
 static pthread_key_t shard_key;
 static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
-static _Thread_local int my_shard = -1;
+/* initial-exec: a plain %fs-relative load, no __tls_get_addr() call. */
+static _Thread_local int my_shard __attribute__((tls_model("initial-exec"))) = -1;
 
 static void shard_release(void *arg)
 {

@@ -249,9 +249,11 @@ static bool hits_badblocks(const struct null_conf *c, const struct blkring_bio *
 }
 
 /* Moves the data and returns the bio's status (null_handle_cmd's role). */
-static int null_handle(struct null_dev *nd, struct blkring_bio *bio)
+static inline int null_handle(struct null_dev *nd, struct blkring_bio *bio)
 {
-	if (unlikely(nd->conf.nr_bad) && bio->op != REQ_OP_FLUSH && hits_badblocks(&nd->conf, bio))
+	if (likely(!nd->conf.nr_bad && !nd->conf.memory_backed))
+		return 0;
+	if (nd->conf.nr_bad && bio->op != REQ_OP_FLUSH && hits_badblocks(&nd->conf, bio))
 		return -EIO;
 	if (!nd->conf.memory_backed || bio->op == REQ_OP_FLUSH)
 		return 0;
@@ -452,8 +454,6 @@ static void *queue_thread(void *arg)
 		if (!q->pend_first && llist_empty(&q->submitted) &&
 		    atomic_load_explicit(&q->stop, memory_order_acquire))
 			return NULL;
-		if (q->pend_first && !next_ns)
-			continue; /* a waiter was dispatched onto our own list */
 		thread_sleep(q, next_ns);
 	}
 }

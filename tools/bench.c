@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `blkring bench`: parse, open the devices and check every job against its
+ * device before anything runs, then run the groups one after another (each
+ * job a thread), watch for SIGINT/SIGTERM and finished jobs, and print the
+ * reports.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "engine.h"
+#include "job.h"
+#include "lib/error.h"
+#include "output.h"
+#include "progress.h"
+
+struct bench_run {
+	struct bench_cfg cfg;
+	struct job *jobs;
+	struct job_stats *stats;
+	unsigned nr_jobs;
+	_Atomic bool stop;
+	bool start_failed;
+	int sig_fd, done_fd;
+	FILE *out;
+	bool progress;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: blkring bench [--option=value ...] [jobfile ...]\n"
+	        "\n"
+	        "Runs fio-style jobs on blkring devices. Options before the first --name apply\n"
+	        "to every job (and override job files); --name=NAME starts a job. Job files are\n"
+	        "fio's: [global] and [job] sections, key=value, ';' and '#' comments.\n"
+	        "Exit status: 0 all jobs clean, 1 an I/O error, 2 a usage or parse error.\n"
+	        "\n"
+	        "Options:\n");
+	opts_help(f);
+}
+
+static int def_error(const struct job_def *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int def_error(const struct job_def *d, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return blkring__error(-EINVAL, "%s: job '%s': %s", d->where, d->o.name, msg);
+}
+
+static uint64_t pct_of(uint64_t size, unsigned pct, uint64_t align)
+{
+	uint64_t v = (uint64_t)((unsigned __int128)size * pct / 100);
+
+	return v - v % align;
+}
+
+/* The region a job works on, checked against its device's size and blocks. */
+static int job_region(struct job *j, const struct blkring_dev_info *info)
+{
+	const struct job_opts *o = j->o;
+	const struct job_def *d = j->def;
+	unsigned ddirs = rw_modes[o->rw].ddirs;
+	uint64_t lbs = info->logical_block_size, off, len, max_bs = 0;
+
+	for (unsigned k = 0; k < BENCH_DDIR_NR; k++) {
+		if (!(ddirs & (1U << k)))
+			continue;
+		if (o->bs[k] % lbs)
+			return def_error(d,
+			                 "bs=%" PRIu64 " is not a multiple of %s's logical block "
+			                 "size (%" PRIu64 ")",
+			                 o->bs[k], o->filename, lbs);
+		if (o->bs[k] > max_bs)
+			max_bs = o->bs[k];
+	}
+	off = o->offset.pct ? pct_of(info->size, o->offset.pct, lbs) : o->offset.bytes;
+	if (off % lbs)
+		return def_error(d,
+		                 "offset=%" PRIu64
+		                 " is not a multiple of the logical block size (%" PRIu64 ")",
+		                 off, lbs);
+	if (off >= info->size)
+		return def_error(
+		    d, "offset=%" PRIu64 " is at or past the end of %s (%" PRIu64 " bytes)", off,
+		    o->filename, info->size);
+	len = o->size.pct     ? pct_of(info->size, o->size.pct, max_bs)
+	      : o->size.bytes ? o->size.bytes
+	                      : info->size - off;
+	if (len > info->size - off)
+		return def_error(d,
+		                 "size=%" PRIu64 " at offset=%" PRIu64
+		                 " goes past the end of %s (%" PRIu64 " bytes)",
+		                 len, off, o->filename, info->size);
+	if (len < max_bs)
+		return def_error(d, "size=%" PRIu64 " is smaller than one block (bs=%" PRIu64 ")",
+		                 len, max_bs);
+	j->region_start = off;
+	j->region_len = len;
+	return 0;
+}
+
+static int job_open(struct job *j)
+{
+	struct blkring_dev_info info;
+	char why[512];
+	int ret;
+
+	blkring__clear_error();
+	ret = blkring_dev_open(j->o->filename, &j->dev);
+	if (ret) {
+		snprintf(why, sizeof(why), "%s",
+		         *blkring_last_error() ? blkring_last_error() : strerror(-ret));
+		j->dev = NULL;
+		return def_error(j->def, "filename=%s: %s", j->o->filename, why);
+	}
+	ret = blkring_dev_info(j->dev, &info);
+	if (ret)
+		return def_error(j->def, "filename=%s: %s", j->o->filename, strerror(-ret));
+	return job_region(j, &info);
+}
+
+static int bench_jobs(struct bench_run *br)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < br->cfg.nr_defs; i++)
+		n += br->cfg.defs[i].o.numjobs;
+	br->jobs = calloc(n, sizeof(*br->jobs));
+	br->stats = calloc(n, sizeof(*br->stats));
+	if (!br->jobs || !br->stats)
+		return blkring__error(-ENOMEM, "out of memory for %u jobs", n);
+	for (unsigned i = 0; i < br->cfg.nr_defs; i++) {
+		const struct job_def *d = &br->cfg.defs[i];
+
+		for (unsigned k = 0; k < d->o.numjobs; k++) {
+			struct job *j = &br->jobs[br->nr_jobs];
+			int ret;
+
+			j->def = d;
+			j->o = &d->o;
+			j->number = ++br->nr_jobs;
+			j->engine = d->o.ioengine == ENGINE_SYNC ? &engine_sync : &engine_blkring;
+			j->stop = &br->stop;
+			j->st = &br->stats[j->number - 1];
+			job_stats_init(j->st);
+			ret = job_open(j);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static void bench_notes(const struct bench_cfg *cfg)
+{
+	bool thread_note = false;
+
+	for (unsigned i = 0; i < cfg->nr_defs; i++) {
+		const struct job_opts *o = &cfg->defs[i].o;
+
+		if (!o->thread && !thread_note) {
+			fprintf(stderr,
+			        "blkring: note: jobs always run as threads; thread=0 has no "
+			        "effect\n");
+			thread_note = true;
+		}
+		if (o->ioengine == ENGINE_SYNC && o->iodepth > 1)
+			fprintf(stderr,
+			        "blkring: note: job '%s': ioengine=sync does one I/O at a time; "
+			        "iodepth=%u has no effect\n",
+			        o->name, o->iodepth);
+	}
+}
+
+static int bench_signals(struct bench_run *br)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	/* Blocked before any thread exists, so every thread inherits it and
+	 * the signals arrive only through the signalfd. */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	br->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	br->done_fd = eventfd(0, EFD_CLOEXEC);
+	if (br->sig_fd < 0 || br->done_fd < 0)
+		return blkring__error(-errno, "signalfd/eventfd: %s", strerror(errno));
+	return 0;
+}
+
+static void *job_thread(void *arg)
+{
+	struct job *j = arg;
+	uint64_t one = 1;
+
+	job_main(j);
+	atomic_store_explicit(&j->finished, true, memory_order_release);
+	if (write(j->done_fd, &one, sizeof(one)) != sizeof(one))
+		abort();
+	return NULL;
+}
+
+static void on_signal(struct bench_run *br)
+{
+	struct signalfd_siginfo si;
+
+	if (read(br->sig_fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (!atomic_load(&br->stop))
+		fprintf(stderr, "\nblkring: terminating on signal %u\n", si.ssi_signo);
+	atomic_store(&br->stop, true);
+}
+
+/* Waits for `started` jobs to finish, handling signals and the display. */
+static void wait_jobs(struct bench_run *br, struct job *jobs, unsigned nr, unsigned started)
+{
+	struct progress prog;
+	unsigned done = 0;
+
+	if (br->progress)
+		progress_start(&prog, stdout, jobs, nr);
+	while (done < started) {
+		struct pollfd pfd[2] = {{br->sig_fd, POLLIN, 0}, {br->done_fd, POLLIN, 0}};
+		uint64_t v;
+
+		if (poll(pfd, 2, br->progress ? 1000 : -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN)
+			on_signal(br);
+		if ((pfd[1].revents & POLLIN) && read(br->done_fd, &v, sizeof(v)) == sizeof(v))
+			done += (unsigned)v;
+		if (br->progress && done < started)
+			progress_show(&prog, jobs, nr);
+	}
+	if (br->progress)
+		progress_clear(&prog);
+}
+
+static void run_group(struct bench_run *br, unsigned first, unsigned nr)
+{
+	struct job *jobs = &br->jobs[first];
+	unsigned started = 0;
+
+	for (unsigned i = 0; i < nr && !atomic_load(&br->stop); i++) {
+		int ret;
+
+		jobs[i].done_fd = br->done_fd;
+		ret = pthread_create(&jobs[i].thread, NULL, job_thread, &jobs[i]);
+		if (ret) {
+			fprintf(stderr, "blkring: job '%s': cannot start its thread: %s\n",
+			        jobs[i].o->name, strerror(ret));
+			br->start_failed = true;
+			continue;
+		}
+		jobs[i].started = true;
+		started++;
+	}
+	wait_jobs(br, jobs, nr, started);
+	for (unsigned i = 0; i < nr; i++)
+		if (jobs[i].started)
+			pthread_join(jobs[i].thread, NULL);
+}
+
+static void run_groups(struct bench_run *br)
+{
+	unsigned i = 0;
+
+	while (i < br->nr_jobs && !atomic_load(&br->stop)) {
+		unsigned gid = br->jobs[i].def->groupid, n = 0;
+
+		while (i + n < br->nr_jobs && br->jobs[i + n].def->groupid == gid)
+			n++;
+		run_group(br, i, n);
+		i += n;
+	}
+}
+
+/* One report per job, or per run of group_reporting jobs of one group. */
+static unsigned build_reports(struct bench_run *br, struct report *out)
+{
+	unsigned n = 0;
+	bool merging = false;
+
+	for (unsigned i = 0; i < br->nr_jobs; i++) {
+		const struct job *j = &br->jobs[i];
+		bool grouped = j->o->group_reporting;
+
+		if (!j->started)
+			continue;
+		if (grouped && merging && out[n - 1].groupid == j->def->groupid) {
+			job_stats_merge(&out[n - 1].st, j->st);
+			out[n - 1].nr_jobs++;
+			continue;
+		}
+		out[n] = (struct report){
+		    .def = j->def, .groupid = j->def->groupid, .nr_jobs = 1, .tid = j->tid};
+		out[n++].st = *j->st;
+		merging = grouped;
+	}
+	return n;
+}
+
+static int bench_output(struct bench_run *br, int *status)
+{
+	struct report *reports = calloc(br->nr_jobs ? br->nr_jobs : 1, sizeof(*reports));
+	unsigned nr;
+	int ret;
+
+	if (!reports)
+		return -ENOMEM;
+	nr = build_reports(br, reports);
+	for (unsigned i = 0; i < nr; i++)
+		if (reports[i].st.error || reports[i].st.total_err)
+			*status = EXIT_IO_ERROR;
+	if (br->cfg.run.output_format == FORMAT_JSON)
+		ret = output_json(br->out, reports, nr, &br->cfg, time(NULL));
+	else
+		ret = output_normal(br->out, reports, nr);
+	free(reports);
+	fflush(br->out);
+	return ret;
+}
+
+static int bench_prepare(struct bench_run *br)
+{
+	const char *why;
+	int ret;
+
+	br->out = stdout;
+	if (br->cfg.run.output[0]) {
+		br->out = fopen(br->cfg.run.output, "w");
+		if (!br->out)
+			return blkring__error(-errno, "output=%s: %s", br->cfg.run.output,
+			                      strerror(errno));
+	}
+	ret = bench_jobs(br);
+	if (ret)
+		return ret;
+	bench_notes(&br->cfg);
+	if (clock_init((int)br->cfg.run.clocksource, &why) != (int)br->cfg.run.clocksource)
+		fprintf(stderr, "blkring: note: timing with clock_gettime: %s\n", why);
+	br->progress = isatty(STDOUT_FILENO) && br->cfg.run.output_format == FORMAT_NORMAL;
+	return bench_signals(br);
+}
+
+static void bench_cleanup(struct bench_run *br)
+{
+	for (unsigned i = 0; i < br->nr_jobs; i++)
+		if (br->jobs[i].dev)
+			blkring_dev_close(br->jobs[i].dev);
+	if (br->out && br->out != stdout)
+		fclose(br->out);
+	if (br->sig_fd > 0)
+		close(br->sig_fd);
+	if (br->done_fd > 0)
+		close(br->done_fd);
+	free(br->jobs);
+	free(br->stats);
+	bench_cfg_free(&br->cfg);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench_run br = {.sig_fd = -1, .done_fd = -1};
+	int status = EXIT_CLEAN;
+	int ret = bench_cfg_parse(&br.cfg, argc, argv);
+
+	if (!ret && br.cfg.help) {
+		usage(stdout);
+	} else if (!ret && br.cfg.version) {
+		printf("blkring-%s\n", BLKRING_VERSION_STRING);
+	} else if (!ret && !(ret = bench_prepare(&br))) {
+		if (br.cfg.run.output_format == FORMAT_NORMAL)
+			output_header(br.out, &br.cfg, br.nr_jobs);
+		run_groups(&br);
+		if (bench_output(&br, &status))
+			fprintf(stderr, "blkring: out of memory writing the results\n");
+		if (br.start_failed)
+			status = EXIT_IO_ERROR;
+	}
+	if (ret) {
+		fprintf(stderr, "blkring: %s\n", blkring_last_error());
+		status = EXIT_USAGE;
+	}
+	bench_cleanup(&br);
+	return status;
+}

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ioengine=sync: one blocking library call at a time (fio's psync), each
+ * timed on its own; no ring, no submission latency.
+ */
+#include "engine.h"
+#include "job.h"
+
+static ssize_t sync_do(struct job *j, struct io_unit *io)
+{
+	switch (io->ddir) {
+	case DDIR_READ:
+		return blkring_dev_pread(j->dev, io->buf, io->len, io->offset);
+	case DDIR_WRITE:
+		return blkring_dev_pwrite(j->dev, io->buf, io->len, io->offset);
+	default:
+		return blkring_dev_flush(j->dev);
+	}
+}
+
+static int sync_submit(struct job *j, struct io_unit **ios, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct io_unit *io = ios[i];
+		uint64_t t = clock_now_ns();
+		ssize_t ret = sync_do(j, io);
+
+		io->start_ns = io->issue_ns = t;
+		job_account(j, io, (int)ret, clock_now_ns());
+		j->free[j->nr_free++] = io;
+		j->inflight--;
+	}
+	return 0;
+}
+
+const struct bench_engine engine_sync = {
+    .name = "sync",
+    .sync = true,
+    .submit = sync_submit,
+};

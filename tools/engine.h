@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * I/O engines, fio's ioengine: a small ops table called per batch, never
+ * per I/O.  An engine queues and commits a batch of planned units, and
+ * reaps completions, accounting each with job_account() and returning its
+ * unit to the job's idle stack.
+ */
+#ifndef BLKRING_TOOLS_ENGINE_H
+#define BLKRING_TOOLS_ENGINE_H
+
+#include <stdbool.h>
+
+struct job;
+struct io_unit;
+
+struct bench_engine {
+	const char *name;
+	/* Completes every I/O inside submit: one at a time, no submission
+	 * latency, nothing to reap (fio's sync engines). */
+	bool sync;
+	/* Optional: per-job set-up and teardown in the job's thread. */
+	int (*init)(struct job *j);
+	void (*exit)(struct job *j);
+	/* Queues and commits n units; 0 or a negative errno (nothing queued). */
+	int (*submit)(struct job *j, struct io_unit **ios, unsigned n);
+	/* Async engines: reaps at least min and at most max completions, setting j->now_ns
+	 * to the stamp they were accounted at; returns how many or -errno. */
+	int (*reap)(struct job *j, unsigned min, unsigned max);
+};
+
+extern const struct bench_engine engine_blkring;
+extern const struct bench_engine engine_sync;
+
+#endif

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A job's thread: set-up, the I/O loop (fio's do_io: fill the queue in
+ * batches of iodepth_batch_submit, reap when it is full), the periodic
+ * checks (stop, ramp, runtime, bandwidth samples), and teardown.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "job.h"
+
+#define TICK_NS 1000000ULL      /* stop requests: every millisecond */
+#define PUBLISH_NS 100000000ULL /* progress counters: every 100 ms */
+#define SAMPLE_NS 500000000ULL  /* bandwidth and IOPS samples: fio's bwavgtime */
+
+void job_fail(struct job *j, int err, const char *what)
+{
+	if (err < 0)
+		err = -err;
+	if (!j->st->error) {
+		j->st->error = err;
+		fprintf(stderr, "blkring: job '%s': %s: %s (%s)\n", j->o->name, what,
+		        strerrorname_np(err) ? strerrorname_np(err) : "?", strerror(err));
+	}
+	j->draining = true;
+}
+
+static void job_io_error(struct job *j, struct io_unit *io, int err)
+{
+	unsigned kind = io->ddir == DDIR_READ ? COE_READ : COE_WRITE;
+	char what[BENCH_PATH_MAX + 128];
+
+	j->st->total_err++;
+	if (!j->st->first_error)
+		j->st->first_error = err;
+	if (j->o->continue_on_error & kind)
+		return;
+	if (io->ddir == DDIR_SYNC)
+		snprintf(what, sizeof(what), "fsync error on %s", j->o->filename);
+	else
+		snprintf(what, sizeof(what), "%s error at offset %llu, buflen %u on %s",
+		         ddir_names[io->ddir], (unsigned long long)io->offset, io->len,
+		         j->o->filename);
+	job_fail(j, err, what);
+}
+
+void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now)
+{
+	struct dir_stats *ds;
+
+	if (res < 0) {
+		job_io_error(j, io, -res);
+		return;
+	}
+	if (io->ddir == DDIR_SYNC) {
+		j->st->sync_ios++;
+		lat_add(&j->st->sync_lat, since(now, io->issue_ns));
+		return;
+	}
+	/* Short: fewer bytes than asked, counted as an I/O of that size. */
+	ds = &j->st->dir[io->ddir];
+	ds->short_ios++;
+	j->short_missing[io->ddir] += io->len - (unsigned)res;
+	lat_add_uncounted(&ds->clat, since(now, io->issue_ns));
+	lat_add_uncounted(&ds->lat, since(now, io->start_ns));
+	hist_add(&ds->clat_hist, since(now, io->issue_ns));
+	hist_add(&ds->lat_hist, since(now, io->start_ns));
+}
+
+void job_count(struct job *j)
+{
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		struct dir_stats *ds = &j->st->dir[d];
+
+		ds->ios = ds->clat.n = ds->lat.n = hist_total(&ds->clat_hist);
+		ds->bytes = ds->ios * j->bs[d] - j->short_missing[d];
+	}
+}
+
+/* ---- measuring ---- */
+
+static void job_reset_budget(struct job *j)
+{
+	bool unlimited = j->o->time_based;
+
+	j->ios_left = unlimited ? UINT64_MAX : j->region_len / j->bs[j->ddir];
+	j->bytes_left = unlimited ? UINT64_MAX : j->region_len;
+}
+
+/* Statistics start here: at the job's start, or when ramp_time is over. */
+static void job_start_measuring(struct job *j, uint64_t now)
+{
+	struct job_stats *st = j->st;
+	int error = st->error, first_error = st->first_error;
+	uint64_t total_err = st->total_err;
+
+	job_stats_init(st);
+	memset(j->short_missing, 0, sizeof(j->short_missing));
+	st->error = error;
+	st->first_error = first_error;
+	st->total_err = total_err;
+	j->ramping = false;
+	j->start_ns = now;
+	j->end_ns = j->o->runtime_us ? now + j->o->runtime_us * 1000 : UINT64_MAX;
+	j->sample_ns = now;
+	j->next_sample_ns = now + SAMPLE_NS;
+	memset(j->sample_bytes, 0, sizeof(j->sample_bytes));
+	memset(j->sample_ios, 0, sizeof(j->sample_ios));
+	job_reset_budget(j);
+	getrusage(RUSAGE_THREAD, &j->ru_start);
+	atomic_store_explicit(&j->ramp_done, true, memory_order_relaxed);
+}
+
+static void job_sample(struct job *j, uint64_t now)
+{
+	uint64_t dt = now - j->sample_ns;
+
+	job_count(j);
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		struct dir_stats *ds = &j->st->dir[d];
+		uint64_t bytes = ds->bytes - j->sample_bytes[d];
+		uint64_t ios = ds->ios - j->sample_ios[d];
+
+		if (!(j->ddirs & (1U << d)))
+			continue;
+		lat_add(&ds->bw, (uint64_t)((unsigned __int128)bytes * 1000000000ULL / dt / 1024));
+		lat_add(&ds->iops, (uint64_t)((unsigned __int128)ios * 1000000000ULL / dt));
+		j->sample_bytes[d] = ds->bytes;
+		j->sample_ios[d] = ds->ios;
+	}
+	j->sample_ns = now;
+	j->next_sample_ns = now + SAMPLE_NS;
+}
+
+static void job_publish(struct job *j)
+{
+	uint64_t bytes = 0;
+
+	job_count(j);
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		atomic_store_explicit(&j->prog_ios[d], j->st->dir[d].ios, memory_order_relaxed);
+		bytes += j->st->dir[d].bytes;
+	}
+	atomic_store_explicit(&j->prog_bytes, bytes, memory_order_relaxed);
+}
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Everything that is not per batch: at most every TICK_NS, or at a deadline. */
+static void job_tick(struct job *j, uint64_t now)
+{
+	uint64_t next = now + TICK_NS;
+
+	if (atomic_load_explicit(j->stop, memory_order_relaxed))
+		j->draining = true;
+	if (j->ramping && now >= j->ramp_end_ns)
+		job_start_measuring(j, now);
+	if (j->ramping) {
+		next = min_u64(next, j->ramp_end_ns);
+	} else {
+		if (now >= j->end_ns)
+			j->draining = true;
+		if (now >= j->next_sample_ns)
+			job_sample(j, now);
+		next = min_u64(min_u64(next, j->end_ns), j->next_sample_ns);
+	}
+	if (now >= j->next_publish_ns) {
+		job_publish(j);
+		j->next_publish_ns = now + PUBLISH_NS;
+	}
+	j->next_check_ns = next;
+}
+
+/* ---- the I/O loop ---- */
+
+static void job_unplan(struct job *j, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		j->free[j->nr_free++] = j->batch[i];
+	j->inflight -= n;
+}
+
+static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, uint64_t start,
+                          uint64_t now)
+{
+	struct job_stats *st = j->st;
+	uint64_t cnt[BENCH_DDIR_NR + 1] = {0};
+
+	st->depth_map[depth_bucket(j->inflight)] += n;
+	st->submit_map[batch_bucket(n)]++;
+	st->submits++;
+	st->issued += n;
+	if (j->engine->sync) {
+		/* Done inside submit: one completion batch per submission. */
+		st->complete_map[batch_bucket(n)]++;
+		st->completes++;
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		ios[i]->issue_ns = now;
+	/* Every unit of a batch was planned at `start` and submitted at `now`. */
+	if (j->single) {
+		lat_add_n(&st->dir[j->ddir].slat, now - start, n);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		cnt[ios[i]->ddir]++;
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
+		if (cnt[d])
+			lat_add_n(&st->dir[d].slat, now - start, cnt[d]);
+}
+
+static uint64_t job_issue(struct job *j, uint64_t now)
+{
+	unsigned n = j->depth - j->inflight;
+	uint64_t t;
+	int ret;
+
+	if (n > j->batch_submit)
+		n = j->batch_submit;
+	n = j->plan(j, j->batch, n, now);
+	if (!n) {
+		j->draining = true;
+		return now;
+	}
+	j->inflight += n;
+	ret = j->engine->submit(j, j->batch, n);
+	if (unlikely(ret)) {
+		job_unplan(j, n);
+		job_fail(j, ret, "submitting I/O");
+		return now;
+	}
+	t = clock_now_ns();
+	job_submitted(j, j->batch, n, now, t);
+	return t;
+}
+
+static uint64_t job_reap(struct job *j)
+{
+	unsigned min = j->draining ? j->inflight : j->complete_min;
+	int n;
+
+	if (min > j->inflight)
+		min = j->inflight;
+	if (!min)
+		min = 1;
+	n = j->engine->reap(j, min, j->complete_max);
+	if (unlikely(n < 0)) {
+		/* The ring's exit settles what is still in flight. */
+		job_fail(j, n, "reaping completions");
+		j->inflight = 0;
+		return clock_now_ns();
+	}
+	j->st->complete_map[batch_bucket((unsigned)n)]++;
+	j->st->completes++;
+	return j->now_ns;
+}
+
+static void job_loop(struct job *j)
+{
+	uint64_t now = clock_now_ns();
+
+	j->begin_ns = now;
+	job_start_measuring(j, now);
+	if (j->o->ramp_time_us) {
+		j->ramping = true;
+		j->ramp_end_ns = now + j->o->ramp_time_us * 1000;
+		atomic_store_explicit(&j->ramp_done, false, memory_order_relaxed);
+	}
+	j->next_check_ns = now;
+	for (;;) {
+		if (unlikely(now >= j->next_check_ns))
+			job_tick(j, now);
+		if (!j->draining && j->inflight < j->depth) {
+			now = job_issue(j, now);
+			continue;
+		}
+		if (!j->inflight)
+			break;
+		now = job_reap(j);
+	}
+	j->st->runtime_ns = since(now, j->start_ns);
+	j->st->elapsed_ns = since(now, j->begin_ns);
+	job_publish(j);
+}
+
+/* ---- set-up and teardown ---- */
+
+static uint64_t job_max_bs(const struct job *j)
+{
+	uint64_t max = 0;
+
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
+		if ((j->ddirs & (1U << d)) && j->o->bs[d] > max)
+			max = j->o->bs[d];
+	return max;
+}
+
+static unsigned clamp_batch(unsigned v, unsigned depth)
+{
+	return !v || v > depth ? depth : v;
+}
+
+static int job_alloc(struct job *j)
+{
+	uint64_t bs = job_max_bs(j), rng = j->number;
+
+	j->ios = calloc(j->depth, sizeof(*j->ios));
+	j->free = calloc(j->depth, sizeof(*j->free));
+	j->batch = calloc(j->depth, sizeof(*j->batch));
+	if (!j->ios || !j->free || !j->batch || posix_memalign(&j->bufs, 4096, j->depth * bs))
+		return -ENOMEM;
+	/* Written data is random, as fio's default buffers are. */
+	for (uint64_t i = 0; i < j->depth * bs / 8; i++)
+		((uint64_t *)j->bufs)[i] = rng_next(&rng);
+	for (unsigned i = 0; i < j->depth; i++) {
+		j->ios[i].buf = (char *)j->bufs + i * bs;
+		j->free[i] = &j->ios[i];
+	}
+	j->nr_free = j->depth;
+	return 0;
+}
+
+static uint64_t job_seed_base(const struct job *j)
+{
+	uint64_t seed = j->o->randseed;
+
+	if (!j->o->randrepeat && !opt_is_set(j->o, "randseed") &&
+	    getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed ^= clock_mono_ns();
+	return seed;
+}
+
+static int job_setup(struct job *j)
+{
+	const struct job_opts *o = j->o;
+	int ret;
+
+	j->ddirs = rw_modes[o->rw].ddirs;
+	j->depth = j->engine->sync ? 1 : o->iodepth;
+	j->batch_submit = clamp_batch(o->iodepth_batch_submit, j->depth);
+	j->complete_max = clamp_batch(o->iodepth_batch_complete_max, j->depth);
+	j->complete_min = o->iodepth_batch_complete_min < j->complete_max
+	                      ? o->iodepth_batch_complete_min
+	                      : j->complete_max;
+	if (CPU_COUNT(&o->cpus_allowed)) {
+		ret = pthread_setaffinity_np(pthread_self(), sizeof(o->cpus_allowed),
+		                             &o->cpus_allowed);
+		if (ret) {
+			job_fail(j, ret, "applying cpus_allowed");
+			return -ret;
+		}
+	}
+	ret = job_alloc(j);
+	if (ret) {
+		job_fail(j, ret, "allocating I/O buffers");
+		return ret;
+	}
+	plan_setup(j, job_seed_base(j));
+	return j->engine->init ? j->engine->init(j) : 0;
+}
+
+static uint64_t tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000;
+}
+
+static void job_finish(struct job *j)
+{
+	struct job_stats *st = j->st;
+	struct rusage ru;
+	int ret;
+
+	if (j->o->end_fsync && (j->ddirs & (1U << DDIR_WRITE)) && !st->error) {
+		ret = blkring_dev_flush(j->dev);
+		if (ret)
+			job_fail(j, ret, "end_fsync");
+	}
+	getrusage(RUSAGE_THREAD, &ru);
+	st->usr_ns = tv_ns(ru.ru_utime) - tv_ns(j->ru_start.ru_utime);
+	st->sys_ns = tv_ns(ru.ru_stime) - tv_ns(j->ru_start.ru_stime);
+	st->ctx =
+	    (uint64_t)(ru.ru_nvcsw + ru.ru_nivcsw - j->ru_start.ru_nvcsw - j->ru_start.ru_nivcsw);
+	st->majf = (uint64_t)(ru.ru_majflt - j->ru_start.ru_majflt);
+	st->minf = (uint64_t)(ru.ru_minflt - j->ru_start.ru_minflt);
+}
+
+static void job_teardown(struct job *j)
+{
+	if (j->engine->exit)
+		j->engine->exit(j);
+	free(j->ios);
+	free(j->free);
+	free(j->batch);
+	free(j->bufs);
+	j->ios = NULL;
+	j->free = j->batch = NULL;
+	j->bufs = NULL;
+}
+
+void job_main(struct job *j)
+{
+	j->tid = (int)gettid();
+	if (!job_setup(j)) {
+		job_loop(j);
+		job_finish(j);
+	}
+	job_teardown(j);
+}

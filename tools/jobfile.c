@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobfile.h"
+#include "blkring.h"
+#include "lib/error.h"
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+/* A comment starts a line, or follows white space: "bs=4k ; why". */
+static void strip_comment(char *s)
+{
+	for (char *p = s; *p; p++) {
+		if ((*p == ';' || *p == '#') && (p == s || isspace((unsigned char)p[-1]))) {
+			*p = '\0';
+			return;
+		}
+	}
+}
+
+static int parse_line(char *line, const char *where, char *section, size_t section_len,
+                      jobfile_fn fn, void *ctx)
+{
+	char *eq, *key;
+
+	strip_comment(line);
+	line = trim(line);
+	if (!*line)
+		return 0;
+	if (*line == '[') {
+		char *close = strchr(line, ']');
+		char *name;
+
+		if (!close || close[1])
+			return blkring__error(-EINVAL, "%s: expected a section header like [name]",
+			                      where);
+		*close = '\0';
+		name = trim(line + 1);
+		if (!*name)
+			return blkring__error(-EINVAL, "%s: the section has no name", where);
+		if (strlen(name) >= section_len)
+			return blkring__error(-EINVAL,
+			                      "%s: section name longer than %zu characters", where,
+			                      section_len - 1);
+		strcpy(section, name);
+		return fn(ctx, section, NULL, NULL, where);
+	}
+	if (!*section)
+		return blkring__error(-EINVAL,
+		                      "%s: '%s' comes before any section: start with [global] or "
+		                      "[jobname]",
+		                      where, line);
+	eq = strchr(line, '=');
+	if (eq)
+		*eq = '\0';
+	key = trim(line);
+	if (!*key)
+		return blkring__error(-EINVAL, "%s: expected key=value, found no key", where);
+	return fn(ctx, section, key, eq ? trim(eq + 1) : NULL, where);
+}
+
+int jobfile_parse_text(const char *name, char *text, jobfile_fn fn, void *ctx)
+{
+	char section[256] = "";
+	char where[1100];
+	unsigned lineno = 0;
+	char *line = text;
+
+	while (line) {
+		char *next = strchr(line, '\n');
+		int ret;
+
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u", name, lineno);
+		ret = parse_line(line, where, section, sizeof(section), fn, ctx);
+		if (ret)
+			return ret;
+		line = next;
+	}
+	return 0;
+}
+
+int jobfile_parse(const char *path, jobfile_fn fn, void *ctx)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int ret;
+
+	if (!f)
+		return blkring__error(-errno, "%s: cannot open the job file: %s", path,
+		                      strerror(errno));
+	len = getdelim(&text, &cap, '\0', f);
+	ret = len < 0 && ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (!ret)
+		ret = jobfile_parse_text(path, len < 0 ? (char[]){""} : text, fn, ctx);
+	else
+		blkring__error(ret, "%s: cannot read the job file", path);
+	free(text);
+	return ret;
+}

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobfile.h"
+#include "jobs.h"
+#include "blkring.h"
+#include "lib/error.h"
+
+int kvlist_set(struct kvlist *l, const char *key, const char *val)
+{
+	char *k, *v;
+
+	for (unsigned i = 0; i < l->nr; i++) {
+		if (strcmp(l->v[i].key, key))
+			continue;
+		v = strdup(val);
+		if (!v)
+			return -ENOMEM;
+		free(l->v[i].val);
+		l->v[i].val = v;
+		return 0;
+	}
+	if (l->nr == l->cap) {
+		unsigned cap = l->cap ? 2 * l->cap : 8;
+		struct kv *nv = realloc(l->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = cap;
+	}
+	k = strdup(key);
+	v = strdup(val);
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	l->v[l->nr++] = (struct kv){k, v};
+	return 0;
+}
+
+void kvlist_free(struct kvlist *l)
+{
+	for (unsigned i = 0; i < l->nr; i++) {
+		free(l->v[i].key);
+		free(l->v[i].val);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Options as they were typed, before they are applied. */
+struct arg_opt {
+	const char *name, *val; /* val NULL: bare */
+	char buf[256];          /* holds name when it came as name=value */
+};
+
+struct cl_job {
+	struct arg_opt *opts;
+	unsigned nr;
+};
+
+static bool is_run_opt(const struct arg_opt *a)
+{
+	const struct bench_opt *opt = opt_find(a->name);
+
+	return opt && (opt->flags & OPT_RUN);
+}
+
+struct parse_state {
+	struct bench_cfg *cfg;
+	struct arg_opt *cl_global; /* before the first --name */
+	unsigned nr_cl_global;
+	struct job_opts file_global; /* a job file's [global] so far */
+	struct job_def *cur;         /* the job section being read, or NULL */
+};
+
+static int add_def(struct bench_cfg *cfg, struct job_def **out)
+{
+	struct job_def *defs = realloc(cfg->defs, (cfg->nr_defs + 1) * sizeof(*defs));
+
+	if (!defs)
+		return -ENOMEM;
+	cfg->defs = defs;
+	*out = &defs[cfg->nr_defs++];
+	memset(*out, 0, sizeof(**out));
+	return 0;
+}
+
+/* Applies an option and, unless it is a whole-run one, records its text. */
+static int apply(struct bench_cfg *cfg, struct job_opts *o, struct kvlist *given, const char *name,
+                 const char *val, const char *where, bool cmdline, bool in_job)
+{
+	const struct bench_opt *opt;
+	int ret = opt_set(o, &cfg->run, name, val, where, cmdline, in_job);
+
+	if (ret)
+		return ret;
+	opt = opt_find(name);
+	if (given && !(opt->flags & OPT_RUN))
+		return kvlist_set(given, name, val ? val : "1");
+	return 0;
+}
+
+static int apply_cl_global(struct parse_state *ps, struct job_opts *o, struct kvlist *given)
+{
+	for (unsigned i = 0; i < ps->nr_cl_global; i++) {
+		struct arg_opt *a = &ps->cl_global[i];
+		int ret;
+
+		if (is_run_opt(a))
+			continue;
+		ret = apply(ps->cfg, o, given, a->name, a->val, "command line", true, false);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Command-line global options win over the file's: applied once more last. */
+static int finish_section(struct parse_state *ps)
+{
+	int ret = 0;
+
+	if (ps->cur)
+		ret = apply_cl_global(ps, &ps->cur->o, NULL);
+	ps->cur = NULL;
+	return ret;
+}
+
+static int on_jobfile(void *ctx, const char *section, const char *key, const char *val,
+                      const char *where)
+{
+	struct parse_state *ps = ctx;
+	struct bench_cfg *cfg = ps->cfg;
+	bool global = !strcmp(section, "global");
+	int ret;
+
+	if (!key) {
+		ret = finish_section(ps);
+		if (ret || global)
+			return ret;
+		ret = add_def(cfg, &ps->cur);
+		if (ret)
+			return ret;
+		ps->cur->o = ps->file_global;
+		snprintf(ps->cur->where, sizeof(ps->cur->where), "%s", where);
+		if (strlen(section) >= sizeof(ps->cur->o.name))
+			return blkring__error(-EINVAL, "%s: job name longer than %zu characters",
+			                      where, sizeof(ps->cur->o.name) - 1);
+		strcpy(ps->cur->o.name, section);
+		return 0;
+	}
+	if (global)
+		return apply(cfg, &ps->file_global, &cfg->global_given, key, val, where, false,
+		             false);
+	return apply(cfg, &ps->cur->o, &ps->cur->given, key, val, where, false, true);
+}
+
+static int parse_file(struct parse_state *ps, const char *path)
+{
+	struct run_opts scratch;
+	int ret;
+
+	opts_defaults(&ps->file_global, &scratch);
+	ps->cur = NULL;
+	ret = jobfile_parse(path, on_jobfile, ps);
+	if (!ret)
+		ret = finish_section(ps);
+	return ret;
+}
+
+/* "--key=value" or "--key": splits into a, pointing into arg. */
+static int split_arg(const char *arg, struct arg_opt *a)
+{
+	const char *eq = strchr(arg + 2, '=');
+
+	a->val = NULL;
+	a->name = arg + 2;
+	if (eq) {
+		size_t len = (size_t)(eq - (arg + 2));
+
+		if (len >= sizeof(a->buf))
+			return blkring__error(-EINVAL, "command line: option name too long: %s",
+			                      arg);
+		memcpy(a->buf, arg + 2, len);
+		a->buf[len] = '\0';
+		a->name = a->buf;
+		a->val = eq + 1;
+	}
+	if (!*a->name)
+		return blkring__error(-EINVAL, "command line: '%s' has no option name", arg);
+	return 0;
+}
+
+static int build_cl_job(struct parse_state *ps, struct cl_job *cj)
+{
+	struct bench_cfg *cfg = ps->cfg;
+	struct job_def *def;
+	int ret = add_def(cfg, &def);
+
+	if (ret)
+		return ret;
+	opts_defaults(&def->o, &(struct run_opts){0});
+	snprintf(def->where, sizeof(def->where), "command line");
+	ret = apply_cl_global(ps, &def->o, NULL);
+	for (unsigned i = 0; !ret && i < cj->nr; i++) {
+		if (!is_run_opt(&cj->opts[i]))
+			ret = apply(cfg, &def->o, &def->given, cj->opts[i].name, cj->opts[i].val,
+			            "command line", true, true);
+	}
+	return ret;
+}
+
+static int check_def(const struct job_def *d)
+{
+	const struct job_opts *o = &d->o;
+
+	if (!o->filename[0])
+		return blkring__error(-EINVAL,
+		                      "%s: job '%s' has no filename (a device spec, e.g. "
+		                      "--filename=null:irqmode=none)",
+		                      d->where, o->name);
+	if (o->time_based && !o->runtime_us)
+		return blkring__error(-EINVAL, "%s: job '%s': time_based needs a runtime", d->where,
+		                      o->name);
+	if (o->iodepth_batch_complete_max &&
+	    o->iodepth_batch_complete_min > o->iodepth_batch_complete_max)
+		return blkring__error(-EINVAL,
+		                      "%s: job '%s': iodepth_batch_complete_min (%u) is above "
+		                      "iodepth_batch_complete_max (%u)",
+		                      d->where, o->name, o->iodepth_batch_complete_min,
+		                      o->iodepth_batch_complete_max);
+	return 0;
+}
+
+static void assign_groups(struct bench_cfg *cfg)
+{
+	unsigned gid = 0, in_group = 0;
+
+	for (unsigned i = 0; i < cfg->nr_defs; i++) {
+		if (cfg->defs[i].o.stonewall && in_group) {
+			gid++;
+			in_group = 0;
+		}
+		cfg->defs[i].groupid = gid;
+		in_group++;
+	}
+	cfg->nr_groups = cfg->nr_defs ? gid + 1 : 0;
+}
+
+struct cl_args {
+	struct arg_opt *opts; /* every --option, in order */
+	unsigned nr;
+	const char **files;
+	unsigned nr_files;
+};
+
+static int scan_args(struct bench_cfg *cfg, int argc, char **argv, struct cl_args *ca)
+{
+	ca->opts = calloc((size_t)argc + 1, sizeof(*ca->opts));
+	ca->files = calloc((size_t)argc + 1, sizeof(*ca->files));
+	if (!ca->opts || !ca->files)
+		return -ENOMEM;
+	for (int i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+		int ret;
+
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			cfg->help = true;
+		} else if (!strcmp(arg, "--version")) {
+			cfg->version = true;
+		} else if (!strncmp(arg, "--", 2)) {
+			ret = split_arg(arg, &ca->opts[ca->nr]);
+			if (ret)
+				return ret;
+			ca->nr++;
+		} else if (arg[0] == '-' && arg[1]) {
+			return blkring__error(
+			    -EINVAL, "command line: unknown flag '%s' (options are --name=value)",
+			    arg);
+		} else {
+			ca->files[ca->nr_files++] = arg;
+		}
+	}
+	return 0;
+}
+
+/* Whole-run options apply wherever they stand on the command line. */
+static int apply_run_opts(struct bench_cfg *cfg, struct cl_args *ca)
+{
+	struct job_opts scratch;
+
+	for (unsigned i = 0; i < ca->nr; i++) {
+		const struct bench_opt *opt = opt_find(ca->opts[i].name);
+		int ret;
+
+		if (!opt || !(opt->flags & OPT_RUN))
+			continue;
+		ret = opt_set(&scratch, &cfg->run, ca->opts[i].name, ca->opts[i].val,
+		              "command line", true, false);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Splits the command line's options into globals and jobs, and builds the jobs. */
+static int build_cl(struct parse_state *ps, struct cl_args *ca)
+{
+	struct cl_job *jobs = calloc(ca->nr + 1, sizeof(*jobs));
+	struct cl_job *cur = NULL;
+	unsigned nr_jobs = 0;
+	struct job_opts scratch;
+	int ret = 0;
+
+	if (!jobs)
+		return -ENOMEM;
+	ps->cl_global = ca->opts;
+	for (unsigned i = 0; i < ca->nr; i++) {
+		struct arg_opt *a = &ca->opts[i];
+
+		if (is_run_opt(a))
+			continue;
+		if (!strcmp(a->name, "name")) {
+			cur = &jobs[nr_jobs++];
+			cur->opts = a;
+		}
+		if (cur)
+			cur->nr = (unsigned)(a - cur->opts) + 1;
+		else
+			ps->nr_cl_global = i + 1;
+	}
+	/* Check the globals once, and record them as "global options". */
+	opts_defaults(&scratch, &(struct run_opts){0});
+	for (unsigned i = 0; !ret && i < ps->nr_cl_global; i++) {
+		struct arg_opt *a = &ca->opts[i];
+
+		if (!is_run_opt(a))
+			ret = apply(ps->cfg, &scratch, &ps->cfg->global_given, a->name, a->val,
+			            "command line", true, false);
+	}
+	for (unsigned i = 0; !ret && i < nr_jobs; i++)
+		ret = build_cl_job(ps, &jobs[i]);
+	free(jobs);
+	return ret;
+}
+
+static int parse_all(struct bench_cfg *cfg, int argc, char **argv, struct cl_args *ca)
+{
+	struct parse_state ps = {.cfg = cfg};
+	int ret;
+
+	opts_defaults(&ps.file_global, &cfg->run);
+	ret = scan_args(cfg, argc, argv, ca);
+	if (ret || cfg->help || cfg->version)
+		return ret;
+	ret = build_cl(&ps, ca);
+	for (unsigned i = 0; !ret && i < ca->nr_files; i++)
+		ret = parse_file(&ps, ca->files[i]);
+	/* Whole-run options from the command line override [global]'s. */
+	if (!ret)
+		ret = apply_run_opts(cfg, ca);
+	if (ret)
+		return ret;
+	if (!cfg->nr_defs)
+		return blkring__error(-EINVAL,
+		                      "no jobs: give --name=NAME and its options, or a job file");
+	for (unsigned i = 0; i < cfg->nr_defs; i++) {
+		ret = check_def(&cfg->defs[i]);
+		if (ret)
+			return ret;
+	}
+	assign_groups(cfg);
+	return 0;
+}
+
+int bench_cfg_parse(struct bench_cfg *cfg, int argc, char **argv)
+{
+	struct cl_args ca = {0};
+	int ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	ret = parse_all(cfg, argc, argv, &ca);
+	free(ca.opts);
+	free(ca.files);
+	return ret;
+}
+
+void bench_cfg_free(struct bench_cfg *cfg)
+{
+	for (unsigned i = 0; i < cfg->nr_defs; i++)
+		kvlist_free(&cfg->defs[i].given);
+	free(cfg->defs);
+	kvlist_free(&cfg->global_given);
+	memset(cfg, 0, sizeof(*cfg));
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bench's options: one table (options.c) drives parsing, defaults,
+ * --help and the "job options" of the JSON output.  Names, values and
+ * meanings are fio's.  Adding an option is one table row, a field here,
+ * and its use.
+ */
+#ifndef BLKRING_TOOLS_OPTIONS_H
+#define BLKRING_TOOLS_OPTIONS_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_MAX_OPTS 96
+#define BENCH_MAX_PERCENTILES 20 /* fio's FIO_IO_U_LIST_MAX_LEN */
+#define BENCH_NAME_MAX 256
+#define BENCH_PATH_MAX 1024
+
+/* Data directions, in fio's order (its JSON has read, write, trim). */
+enum { DDIR_READ, DDIR_WRITE, DDIR_TRIM, BENCH_DDIR_NR };
+/* An I/O that is not data: a flush from fsync=N. */
+#define DDIR_SYNC BENCH_DDIR_NR
+
+extern const char *const ddir_names[BENCH_DDIR_NR]; /* "read", "write", "trim" */
+
+/* rw= values. */
+struct rw_mode {
+	const char *name;
+	unsigned ddirs; /* 1 << DDIR_* */
+	bool random;
+};
+extern const struct rw_mode rw_modes[];
+
+enum { ENGINE_BLKRING, ENGINE_SYNC };
+enum { FORMAT_NORMAL, FORMAT_JSON };
+
+/* continue_on_error: what kinds of error a job keeps going after. */
+#define COE_READ (1U << 0)
+#define COE_WRITE (1U << 1)
+#define COE_VERIFY (1U << 2)
+
+/* A size or offset: bytes, or a percentage of the device. */
+struct size_pct {
+	uint64_t bytes;
+	unsigned pct; /* 1..100, or 0 for bytes */
+};
+
+struct percentiles {
+	double p[BENCH_MAX_PERCENTILES]; /* ascending */
+	unsigned nr;
+};
+
+/* Everything one job is told. */
+struct job_opts {
+	char name[BENCH_NAME_MAX];
+	char filename[BENCH_PATH_MAX];
+	unsigned ioengine;
+	unsigned rw; /* index in rw_modes */
+	uint64_t bs[BENCH_DDIR_NR];
+	unsigned iodepth;
+	unsigned iodepth_batch_submit;
+	unsigned iodepth_batch_complete_min;
+	unsigned iodepth_batch_complete_max; /* 0: iodepth */
+	unsigned numjobs;
+	bool thread;
+	struct size_pct size, offset;
+	uint64_t runtime_us, ramp_time_us;
+	bool time_based;
+	bool randrepeat;
+	uint64_t randseed;
+	bool norandommap;
+	unsigned rwmixread;
+	bool direct;
+	unsigned fsync;
+	bool end_fsync;
+	cpu_set_t cpus_allowed;
+	bool group_reporting;
+	struct percentiles percentile_list;
+	bool lat_percentiles;
+	unsigned continue_on_error; /* COE_* */
+	bool stonewall;
+	uint8_t set[BENCH_MAX_OPTS]; /* given explicitly, by table index */
+};
+
+/* Options for the whole run rather than one job. */
+struct run_opts {
+	char output[BENCH_PATH_MAX];
+	unsigned output_format;
+	unsigned clocksource; /* CLOCK_SRC_* */
+};
+
+struct bench_opt;
+typedef int (*opt_parse_fn)(const struct bench_opt *opt, const char *val, void *field);
+
+/* Where an option may appear. */
+#define OPT_RUN (1U << 0)     /* whole run: command line or [global] */
+#define OPT_CMDLINE (1U << 1) /* command line only */
+#define OPT_BARE (1U << 2)    /* a bare key means 1 */
+
+struct bench_opt {
+	const char *name;
+	const char *alias;
+	const char *arg; /* the value's shape, for --help */
+	const char *help;
+	const char *def; /* default, as option text; NULL: zero */
+	opt_parse_fn parse;
+	size_t off; /* in struct job_opts, or struct run_opts with OPT_RUN */
+	unsigned flags;
+	uint64_t min, max;          /* numbers: accepted range */
+	const char *const *choices; /* choices: accepted words, in field order */
+};
+
+extern const struct bench_opt bench_opts[];
+extern const unsigned bench_nr_opts;
+
+const struct bench_opt *opt_find(const char *name);
+static inline unsigned opt_index(const struct bench_opt *opt)
+{
+	return (unsigned)(opt - bench_opts);
+}
+/* True when name is an option fio has and blkring does not. */
+bool opt_is_fio_only(const char *name);
+
+void opts_defaults(struct job_opts *o, struct run_opts *r);
+/*
+ * Sets one option from its text (val NULL for a bare key).  `where` names
+ * the place ("job.fio:12", "command line") in the message that
+ * blkring_last_error() returns on failure.  In a job section (in_job),
+ * whole-run options are refused.
+ */
+int opt_set(struct job_opts *o, struct run_opts *r, const char *name, const char *val,
+            const char *where, bool cmdline, bool in_job);
+bool opt_is_set(const struct job_opts *o, const char *name);
+/* One line per option. */
+void opts_help(FILE *f);
+
+/* Shared value parsers, for other commands' flags. */
+int parse_size(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Planners: fill a batch of I/O units with direction, offset and length.
+ * Jobs with one direction and no fsync get a planner per generator whose
+ * loop has nothing else in it (their units' direction and length never
+ * change); everything else takes the general one.
+ */
+#include "job.h"
+#include "plan.h"
+
+void gen_init(struct offset_gen *g, int kind, uint64_t nr_blocks, uint64_t seed)
+{
+	unsigned bits = 0;
+
+	g->nr_blocks = nr_blocks;
+	g->pos = 0;
+	g->key = seed;
+	g->rng = seed ^ 0x5851f42d4c957f2dULL;
+	if (kind != GEN_PERM)
+		return;
+	while (bits < 64 && (1ULL << bits) < nr_blocks)
+		bits++;
+	g->mask = bits == 64 ? UINT64_MAX : (1ULL << bits) - 1;
+	g->shift = bits > 1 ? (bits + 1) / 2 : 1;
+	gen_new_pass(g);
+}
+
+static inline unsigned plan_budget(struct job *j, unsigned n)
+{
+	if (n > j->ios_left)
+		n = (unsigned)j->ios_left;
+	j->ios_left -= n;
+	return n;
+}
+
+/* The generator is copied into locals: stores to the units could alias it. */
+#define DEFINE_PLANNER(fn, next)                                                          \
+	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n, uint64_t now) \
+	{                                                                                 \
+		struct offset_gen g = j->gen[j->ddir];                                    \
+		struct io_unit **free = j->free + j->nr_free;                             \
+		uint64_t base = j->region_start, bs = j->bs[j->ddir];                     \
+                                                                                          \
+		n = plan_budget(j, n);                                                    \
+		for (unsigned i = 0; i < n; i++) {                                        \
+			struct io_unit *io = *--free;                                     \
+                                                                                          \
+			io->start_ns = now;                                               \
+			io->offset = base + next(&g) * bs;                                \
+			ios[i] = io;                                                      \
+		}                                                                         \
+		j->nr_free -= n;                                                          \
+		j->gen[j->ddir] = g;                                                      \
+		return n;                                                                 \
+	}
+
+DEFINE_PLANNER(plan_seq, gen_seq)
+DEFINE_PLANNER(plan_perm, gen_perm)
+DEFINE_PLANNER(plan_random, gen_random)
+
+static uint64_t gen_next(struct job *j, unsigned d)
+{
+	switch (j->gen_kind) {
+	case GEN_SEQ:
+		return gen_seq(&j->gen[d]);
+	case GEN_PERM:
+		return gen_perm(&j->gen[d]);
+	default:
+		return gen_random(&j->gen[d]);
+	}
+}
+
+static unsigned pick_ddir(struct job *j)
+{
+	if (j->ddirs != ((1U << DDIR_READ) | (1U << DDIR_WRITE)))
+		return j->ddir;
+	return rng_below(&j->mix_rng, 100) < j->o->rwmixread ? DDIR_READ : DDIR_WRITE;
+}
+
+/* One I/O of the general planner; false when the job's bytes are done. */
+static bool plan_one(struct job *j, struct io_unit *io)
+{
+	unsigned d;
+
+	if (j->sync_due) {
+		j->sync_due = false;
+		io->ddir = DDIR_SYNC;
+		io->len = 0;
+		io->offset = 0;
+		return true;
+	}
+	d = pick_ddir(j);
+	if (j->bytes_left < j->bs[d])
+		return false;
+	j->bytes_left -= j->bs[d];
+	io->ddir = (uint8_t)d;
+	io->len = j->bs[d];
+	io->offset = j->region_start + gen_next(j, d) * j->bs[d];
+	if (d == DDIR_WRITE && j->o->fsync && ++j->writes_since_sync == j->o->fsync) {
+		j->writes_since_sync = 0;
+		j->sync_due = true;
+	}
+	return true;
+}
+
+static unsigned plan_general(struct job *j, struct io_unit **ios, unsigned n, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct io_unit *io = j->free[j->nr_free - 1];
+
+		if (!plan_one(j, io))
+			break;
+		j->nr_free--;
+		io->start_ns = now;
+		ios[i] = io;
+	}
+	return i;
+}
+
+/* fio's seeding: randseed stirred, then spread by the job's number. */
+static uint64_t job_seed(uint64_t seed, unsigned number, unsigned stream)
+{
+	for (int i = 0; i < 4; i++)
+		seed *= 0x9e370001ULL;
+	return seed * number + stream;
+}
+
+void plan_setup(struct job *j, uint64_t seed)
+{
+	const struct rw_mode *m = &rw_modes[j->o->rw];
+	bool single = __builtin_popcount(m->ddirs) == 1;
+
+	j->ddirs = m->ddirs;
+	j->ddir = (unsigned)__builtin_ctz(m->ddirs);
+	j->gen_kind = !m->random ? GEN_SEQ : j->o->norandommap ? GEN_RANDOM : GEN_PERM;
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		j->bs[d] = (uint32_t)j->o->bs[d];
+		gen_init(&j->gen[d], j->gen_kind, j->region_len / j->bs[d],
+		         job_seed(seed, j->number, d));
+	}
+	j->mix_rng = job_seed(seed, j->number, BENCH_DDIR_NR);
+	j->single = single && !j->o->fsync;
+	if (j->single) {
+		j->plan = j->gen_kind == GEN_SEQ    ? plan_seq
+		          : j->gen_kind == GEN_PERM ? plan_perm
+		                                    : plan_random;
+		for (unsigned i = 0; i < j->depth; i++) {
+			j->ios[i].ddir = (uint8_t)j->ddir;
+			j->ios[i].len = j->bs[j->ddir];
+		}
+	} else {
+		j->plan = plan_general;
+	}
+}

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+#include <math.h>
+#include <string.h>
+
+#include "jobs.h"
+#include "stats.h"
+
+void lat_init(struct lat_stat *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->min = UINT64_MAX;
+}
+
+void lat_merge(struct lat_stat *dst, const struct lat_stat *src)
+{
+	dst->n += src->n;
+	dst->min = src->min < dst->min ? src->min : dst->min;
+	dst->max = src->max > dst->max ? src->max : dst->max;
+	dst->sum += src->sum;
+	dst->sumsq += src->sumsq;
+}
+
+uint64_t lat_min(const struct lat_stat *s)
+{
+	return s->n ? s->min : 0;
+}
+
+double lat_mean(const struct lat_stat *s)
+{
+	return s->n ? (double)s->sum / (double)s->n : 0.0;
+}
+
+double lat_stddev(const struct lat_stat *s)
+{
+	long double n = (long double)s->n, sum = (long double)s->sum, var;
+
+	if (s->n < 2)
+		return 0.0;
+	var = ((long double)s->sumsq - sum * sum / n) / (n - 1);
+	return var > 0 ? sqrt((double)var) : 0.0;
+}
+
+static void dir_stats_init(struct dir_stats *d)
+{
+	memset(d, 0, sizeof(*d));
+	lat_init(&d->slat);
+	lat_init(&d->clat);
+	lat_init(&d->lat);
+	lat_init(&d->bw);
+	lat_init(&d->iops);
+}
+
+void job_stats_init(struct job_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
+		dir_stats_init(&st->dir[d]);
+	lat_init(&st->sync_lat);
+}
+
+static void dir_stats_merge(struct dir_stats *dst, const struct dir_stats *src)
+{
+	dst->ios += src->ios;
+	dst->bytes += src->bytes;
+	dst->short_ios += src->short_ios;
+	lat_merge(&dst->slat, &src->slat);
+	lat_merge(&dst->clat, &src->clat);
+	lat_merge(&dst->lat, &src->lat);
+	lat_merge(&dst->bw, &src->bw);
+	lat_merge(&dst->iops, &src->iops);
+	hist_merge(&dst->clat_hist, &src->clat_hist);
+	hist_merge(&dst->lat_hist, &src->lat_hist);
+}
+
+/* Jobs of a group run side by side: the group's runtime is the longest. */
+void job_stats_merge(struct job_stats *dst, const struct job_stats *src)
+{
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
+		dir_stats_merge(&dst->dir[d], &src->dir[d]);
+	dst->sync_ios += src->sync_ios;
+	lat_merge(&dst->sync_lat, &src->sync_lat);
+	for (unsigned i = 0; i < DEPTH_MAP_NR; i++) {
+		dst->depth_map[i] += src->depth_map[i];
+		dst->submit_map[i] += src->submit_map[i];
+		dst->complete_map[i] += src->complete_map[i];
+	}
+	dst->submits += src->submits;
+	dst->completes += src->completes;
+	dst->issued += src->issued;
+	dst->total_err += src->total_err;
+	if (!dst->first_error)
+		dst->first_error = src->first_error;
+	if (!dst->error)
+		dst->error = src->error;
+	if (src->runtime_ns > dst->runtime_ns)
+		dst->runtime_ns = src->runtime_ns;
+	if (src->elapsed_ns > dst->elapsed_ns)
+		dst->elapsed_ns = src->elapsed_ns;
+	dst->usr_ns += src->usr_ns;
+	dst->sys_ns += src->sys_ns;
+	dst->ctx += src->ctx;
+	dst->majf += src->majf;
+	dst->minf += src->minf;
+}
+
+const char *const lat_bucket_keys[LAT_MS_NR] = {"2",   "4",   "10",  "20",   "50",   "100",
+                                                "250", "500", "750", "1000", "2000", ">=2000"};
+static const uint64_t lat_bounds[LAT_NS_NR] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000};
+
+/* Index of the first bound above v (v < 1000), as fio's io_u_mark_lat_*. */
+static unsigned lat_class(uint64_t v)
+{
+	unsigned i = 0;
+
+	while (i < LAT_NS_NR - 1 && v >= lat_bounds[i])
+		i++;
+	return i;
+}
+
+void lat_buckets(const struct job_stats *st, struct lat_buckets *out)
+{
+	uint64_t total = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
+		total += st->dir[d].lat.n;
+	if (!total)
+		return;
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		const struct hist *h = &st->dir[d].lat_hist;
+
+		for (unsigned i = 0; i < HIST_NR; i++) {
+			uint64_t v = hist_lower(i);
+			double pct = 100.0 * (double)h->bucket[i] / (double)total;
+
+			if (!h->bucket[i])
+				continue;
+			if (v < 1000)
+				out->ns[lat_class(v)] += pct;
+			else if (v < 1000000)
+				out->us[lat_class(v / 1000)] += pct;
+			else if (v < 1000000000)
+				out->ms[lat_class(v / 1000000)] += pct;
+			else
+				out->ms[v < 2000000000 ? LAT_MS_NR - 2 : LAT_MS_NR - 1] += pct;
+		}
+	}
+}
+
+bool report_dir_used(const struct report *r, unsigned ddir)
+{
+	return (rw_modes[r->def->o.rw].ddirs & (1U << ddir)) || r->st.dir[ddir].ios;
+}
+
+uint64_t report_runtime_ms(const struct report *r, unsigned ddir)
+{
+	if (!report_dir_used(r, ddir))
+		return 0;
+	return (r->st.runtime_ns + 500000) / 1000000;
+}
+
+double report_iops(const struct report *r, unsigned ddir)
+{
+	if (!report_dir_used(r, ddir) || !r->st.runtime_ns)
+		return 0.0;
+	return (double)r->st.dir[ddir].ios * 1e9 / (double)r->st.runtime_ns;
+}
+
+uint64_t report_bw_bytes(const struct report *r, unsigned ddir)
+{
+	if (!report_dir_used(r, ddir) || !r->st.runtime_ns)
+		return 0;
+	return (uint64_t)((unsigned __int128)r->st.dir[ddir].bytes * 1000000000ULL /
+	                  r->st.runtime_ns);
+}
+
+static void group_add(struct group_summary *g, const struct report *r)
+{
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		uint64_t bw = report_bw_bytes(r, d), run = report_runtime_ms(r, d);
+
+		if (!report_dir_used(r, d))
+			continue;
+		g->bytes[d] += r->st.dir[d].bytes;
+		if (!g->nr[d]++) {
+			g->min_bw[d] = bw;
+			g->min_run_ms[d] = run;
+		}
+		if (bw < g->min_bw[d])
+			g->min_bw[d] = bw;
+		if (bw > g->max_bw[d])
+			g->max_bw[d] = bw;
+		if (run < g->min_run_ms[d])
+			g->min_run_ms[d] = run;
+		if (run > g->max_run_ms[d])
+			g->max_run_ms[d] = run;
+		if (r->st.runtime_ns > g->runtime_ns[d])
+			g->runtime_ns[d] = r->st.runtime_ns;
+	}
+}
+
+void group_summaries(const struct report *r, unsigned nr, struct group_summary *out,
+                     unsigned *nr_groups)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < nr; i++) {
+		if (!n || out[n - 1].groupid != r[i].groupid) {
+			memset(&out[n], 0, sizeof(out[n]));
+			out[n++].groupid = r[i].groupid;
+		}
+		group_add(&out[n - 1], &r[i]);
+	}
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
+			out[i].agg_bw[d] = out[i].runtime_ns[d]
+			                       ? (uint64_t)((unsigned __int128)out[i].bytes[d] *
+			                                    1000000000ULL / out[i].runtime_ns[d])
+			                       : 0;
+	*nr_groups = n;
+}

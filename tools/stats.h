@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a job measures, and the reports built from it (one per job, or one
+ * per group with group_reporting).  Samples are nanoseconds; sums are kept
+ * exactly (128-bit sums of squares), so merging jobs loses nothing.
+ */
+#ifndef BLKRING_TOOLS_STATS_H
+#define BLKRING_TOOLS_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "histogram.h"
+#include "options.h"
+
+struct lat_stat {
+	uint64_t n, min, max, sum;
+	unsigned __int128 sumsq;
+};
+
+/*
+ * A sample whose count is kept elsewhere (a histogram's total).  New
+ * extremes are rare once a run is under way, so they are branches, not
+ * conditional stores.
+ */
+static inline void lat_add_uncounted(struct lat_stat *s, uint64_t v)
+{
+	if (unlikely(v < s->min))
+		s->min = v;
+	if (unlikely(v > s->max))
+		s->max = v;
+	s->sum += v;
+	s->sumsq += (unsigned __int128)v * v;
+}
+
+static inline void lat_add(struct lat_stat *s, uint64_t v)
+{
+	s->n++;
+	lat_add_uncounted(s, v);
+}
+
+/* The same value n times: a batch's submission latency. */
+static inline void lat_add_n(struct lat_stat *s, uint64_t v, uint64_t n)
+{
+	s->n += n;
+	s->min = v < s->min ? v : s->min;
+	s->max = v > s->max ? v : s->max;
+	s->sum += v * n;
+	s->sumsq += (unsigned __int128)v * v * n;
+}
+
+void lat_init(struct lat_stat *s);
+void lat_merge(struct lat_stat *dst, const struct lat_stat *src);
+double lat_mean(const struct lat_stat *s);
+/* Sample standard deviation (n - 1), as fio reports it. */
+double lat_stddev(const struct lat_stat *s);
+uint64_t lat_min(const struct lat_stat *s);
+
+/* One direction of one job (read, write, trim). */
+struct dir_stats {
+	uint64_t ios, bytes, short_ios;
+	struct lat_stat slat, clat, lat;
+	struct lat_stat bw, iops; /* per-interval samples, KiB/s and I/O per s */
+	struct hist clat_hist, lat_hist;
+};
+
+/* fio's iodepth maps: 7 buckets each. */
+#define DEPTH_MAP_NR 7
+
+struct job_stats {
+	struct dir_stats dir[BENCH_DDIR_NR];
+	uint64_t sync_ios;
+	struct lat_stat sync_lat;
+	uint64_t depth_map[DEPTH_MAP_NR];  /* I/Os by queue depth at submission */
+	uint64_t submit_map[DEPTH_MAP_NR]; /* submissions by batch size */
+	uint64_t complete_map[DEPTH_MAP_NR];
+	uint64_t submits, completes, issued;
+	uint64_t total_err;
+	int first_error;     /* errno, positive, of the first error */
+	int error;           /* errno that stopped the job, 0 if none */
+	uint64_t runtime_ns; /* measured: after ramp_time */
+	uint64_t elapsed_ns; /* from the job's start */
+	uint64_t usr_ns, sys_ns, ctx, majf, minf;
+};
+
+void job_stats_init(struct job_stats *st);
+void job_stats_merge(struct job_stats *dst, const struct job_stats *src);
+
+static inline unsigned depth_bucket(unsigned depth)
+{
+	unsigned b = depth ? 31 - (unsigned)__builtin_clz(depth) : 0;
+
+	return b < DEPTH_MAP_NR - 1 ? b : DEPTH_MAP_NR - 1;
+}
+
+/* fio's submit/complete buckets: 0, 1-4, 5-8, 9-16, 17-32, 33-64, more. */
+static inline unsigned batch_bucket(unsigned n)
+{
+	unsigned b;
+
+	if (n <= 4)
+		return n ? 1 : 0;
+	b = 32 - (unsigned)__builtin_clz(n - 1); /* 5-8 -> 3, 9-16 -> 4 ... */
+	return b - 1 < DEPTH_MAP_NR - 1 ? b - 1 : DEPTH_MAP_NR - 1;
+}
+
+/* fio's latency_ns/us/ms tables: the upper bounds of each bucket. */
+#define LAT_NS_NR 10
+#define LAT_US_NR 10
+#define LAT_MS_NR 12
+extern const char *const lat_bucket_keys[LAT_MS_NR];
+
+struct lat_buckets {
+	double ns[LAT_NS_NR], us[LAT_US_NR], ms[LAT_MS_NR]; /* percent of I/Os */
+};
+/* Derived from the total-latency histograms (each bucket is classed by its
+ * lowest value, so a bucket straddling a bound counts below it). */
+void lat_buckets(const struct job_stats *st, struct lat_buckets *out);
+
+/* A report: one job, or the jobs of a group merged (group_reporting). */
+struct job_def;
+struct report {
+	const struct job_def *def; /* the first job's */
+	unsigned groupid;
+	unsigned nr_jobs;
+	int tid;
+	struct job_stats st;
+};
+
+/* Bandwidth, I/O rate, runtime in ms of one direction. */
+double report_iops(const struct report *r, unsigned ddir);
+uint64_t report_bw_bytes(const struct report *r, unsigned ddir);
+uint64_t report_runtime_ms(const struct report *r, unsigned ddir);
+bool report_dir_used(const struct report *r, unsigned ddir);
+
+/* A group's totals for the "Run status group" lines. */
+struct group_summary {
+	unsigned groupid;
+	unsigned nr[BENCH_DDIR_NR]; /* reports with this direction */
+	uint64_t bytes[BENCH_DDIR_NR];
+	uint64_t min_bw[BENCH_DDIR_NR], max_bw[BENCH_DDIR_NR]; /* bytes/s, per report */
+	uint64_t min_run_ms[BENCH_DDIR_NR], max_run_ms[BENCH_DDIR_NR];
+	uint64_t runtime_ns[BENCH_DDIR_NR]; /* the longest */
+	uint64_t agg_bw[BENCH_DDIR_NR];     /* bytes/s: all bytes over the longest runtime */
+};
+
+void group_summaries(const struct report *r, unsigned nr, struct group_summary *out,
+                     unsigned *nr_groups);
+
+#endif
