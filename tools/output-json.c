@@ -151,12 +151,14 @@ static void json_misc(struct jb *b, json_object *job, const struct report *r)
 {
 	const struct job_stats *st = &r->st;
 	double run = (double)st->runtime_ns * r->nr_jobs;
-	json_object *sync = jobj(b, job, "sync");
+	json_object *sync = jobj(b, job, "sync"), *l;
 	struct lat_buckets lb;
 
 	if (sync) {
 		jint(b, sync, "total_ios", (int64_t)st->sync_ios);
-		json_lat(b, sync, "lat_ns", &st->sync_lat);
+		l = json_lat(b, sync, "lat_ns", &st->sync_lat);
+		if (l)
+			json_percentiles(b, l, &st->sync_hist, &r->def->o.percentile_list);
 	}
 	jint(b, job, "job_runtime", (int64_t)(st->runtime_ns / 1000000));
 	jdbl(b, job, "usr_cpu", run > 0 ? 100.0 * (double)st->usr_ns / run : 0.0);

@@ -235,6 +235,7 @@ static void show_report(FILE *f, const struct report *r, const struct group_summ
 	if (r->st.sync_ios) {
 		fprintf(f, "  fsync/fdatasync/sync_file_range:\n");
 		show_lat(f, "sync", &r->st.sync_lat);
+		show_percentiles(f, "sync", &r->st.sync_hist, &r->def->o.percentile_list);
 	}
 	show_misc(f, r);
 }

@@ -79,6 +79,7 @@ void job_stats_merge(struct job_stats *dst, const struct job_stats *src)
 		dir_stats_merge(&dst->dir[d], &src->dir[d]);
 	dst->sync_ios += src->sync_ios;
 	lat_merge(&dst->sync_lat, &src->sync_lat);
+	hist_merge(&dst->sync_hist, &src->sync_hist);
 	for (unsigned i = 0; i < DEPTH_MAP_NR; i++) {
 		dst->depth_map[i] += src->depth_map[i];
 		dst->submit_map[i] += src->submit_map[i];

@@ -71,6 +71,7 @@ struct job_stats {
 	struct dir_stats dir[BENCH_DDIR_NR];
 	uint64_t sync_ios;
 	struct lat_stat sync_lat;
+	struct hist sync_hist;
 	uint64_t depth_map[DEPTH_MAP_NR];  /* I/Os by queue depth at submission */
 	uint64_t submit_map[DEPTH_MAP_NR]; /* submissions by batch size */
 	uint64_t complete_map[DEPTH_MAP_NR];
