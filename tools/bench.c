@@ -399,8 +399,10 @@ int cmd_bench(int argc, char **argv)
 	} else if (!ret && br.cfg.version) {
 		printf("blkring-%s\n", BLKRING_VERSION_STRING);
 	} else if (!ret && !(ret = bench_prepare(&br))) {
-		if (br.cfg.run.output_format == FORMAT_NORMAL)
+		if (br.cfg.run.output_format == FORMAT_NORMAL) {
 			output_header(br.out, &br.cfg, br.nr_jobs);
+			fflush(br.out);
+		}
 		run_groups(&br);
 		if (bench_output(&br, &status))
 			fprintf(stderr, "blkring: out of memory writing the results\n");
