@@ -157,8 +157,12 @@ struct blkring {
 /* Ring setup and teardown.                                           */
 /* ------------------------------------------------------------------ */
 
+/* A ring of `entries` (1..32768, rounded up to a power of two) SQEs owned by
+ * the calling thread; -EINVAL for bad sizes or flags (IOPOLL, SQPOLL, SQ_AFF
+ * and DEFER_TASKRUN are not supported yet). */
 int blkring_queue_init(unsigned entries, struct blkring *ring, unsigned flags);
 int blkring_queue_init_params(unsigned entries, struct blkring *ring, struct blkring_params *p);
+/* Cancels what has not started (-ECANCELED), waits for what has, frees the ring. */
 void blkring_queue_exit(struct blkring *ring);
 
 /* ------------------------------------------------------------------ */
@@ -217,7 +221,9 @@ int blkring_dev_discard(struct blkring_dev *dev, uint64_t offset, uint64_t nbyte
 int blkring_dev_write_zeroes(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes,
 			     unsigned flags);
 
-/* Devices are always registered: sqe->fd is an index into this table. */
+/* Devices are always registered: sqe->fd is an index into this table (NULL
+ * entries are empty slots; a bad index completes with -EBADF).  -EBUSY when a
+ * table is registered already, or on unregister with requests in flight. */
 int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n);
 int blkring_unregister_devices(struct blkring *ring);
 
@@ -228,16 +234,39 @@ const char *blkring_last_error(void);
 /* Submission and completion.                                         */
 /* ------------------------------------------------------------------ */
 
+/* Consumes the SQEs taken since the last call; returns how many.  Owner
+ * thread only (else -EEXIST); -EBUSY while overflowed CQEs have no room. */
 int blkring_submit(struct blkring *ring);
+/* Submits, then waits for wait_nr CQEs; returns what submit returned. */
 int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr);
-/* ts is relative; -ETIME when it passes with fewer than wait_nr ready. */
+/* ts is relative; -ETIME when it passes with fewer than wait_nr ready,
+ * -EINTR when a signal handler ran while the owner slept. */
 int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
 		      const struct timespec *ts);
+/* Up to count ready CQEs, oldest first, not consumed (blkring_cq_advance). */
 unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes, unsigned count);
 
 /* Slow path of peek/wait: runs task work, flushes overflow, may sleep. */
 int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
 		     const struct timespec *ts);
+
+/*
+ * What a ring did since setup.  Any thread may read them; the numbers are
+ * each exact but not a snapshot taken at one instant.
+ */
+struct blkring_ring_stats {
+	uint64_t issued;     /* requests started (inline or on the worker pool) */
+	uint64_t punted;     /* non-blocking issues that answered -EAGAIN and went to a worker */
+	uint64_t async;      /* requests run by the worker pool: ASYNC plus punted */
+	uint64_t tw_run;     /* completions from other threads run as task work by the owner */
+	uint64_t tw_wakes;   /* times a completing thread woke the sleeping owner */
+	uint64_t sleeps;     /* times the owner slept waiting for completions */
+	uint64_t overflowed; /* CQEs that went to the overflow list (as *cq.koverflow) */
+	uint64_t workers;    /* worker threads started */
+	uint64_t resv[8];
+};
+
+int blkring_ring_stats(struct blkring *ring, struct blkring_ring_stats *stats);
 
 static inline struct blkring_sqe *blkring_get_sqe(struct blkring *ring)
 {

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The opcodes.  prep runs at submission and copies everything it needs out
+ * of the SQE (the application may reuse the slot as soon as submit
+ * returns); issue builds the request's bio and hands it to the block layer,
+ * and runs again from the beginning when a worker re-issues it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+#include "rw.h"
+
+/* ---- NOP ---- */
+
+static int nop_prep(struct blkring__ctx *ctx, struct blkring_req *req,
+                    const struct blkring_sqe *sqe)
+{
+	(void)ctx;
+	(void)req;
+	(void)sqe;
+	return 0;
+}
+
+static int nop_issue(struct blkring_req *req, unsigned issue_flags)
+{
+	(void)issue_flags;
+	blkring__req_complete(req, 0);
+	return 0;
+}
+
+/* ---- READ, WRITE, READV, WRITEV ---- */
+
+/* Copies the iovec array: the application may free it after submit. */
+static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
+                    const struct blkring_sqe *sqe)
+{
+	const struct iovec *uiov = (const struct iovec *)(uintptr_t)sqe->addr;
+	uint32_t nr = sqe->len;
+	uint64_t total = 0;
+	int ret;
+
+	ret = blkring__rw_prep(ctx, req, sqe);
+	if (unlikely(ret))
+		return ret;
+	if (unlikely(nr > BLKRING_MAX_IOVECS))
+		return -EINVAL;
+	req->iov = req->fast_iov;
+	if (unlikely(nr > BLKRING_FAST_IOVECS)) {
+		req->iov = malloc(nr * sizeof(*uiov));
+		if (!req->iov)
+			return -ENOMEM;
+		req->flags |= REQ_F_IOV_HEAP;
+	}
+	if (nr)
+		memcpy(req->iov, uiov, nr * sizeof(*uiov));
+	for (uint32_t i = 0; i < nr; i++)
+		total += req->iov[i].iov_len;
+	/* The CQE's res must hold the byte count. */
+	if (unlikely(total > INT32_MAX))
+		return -EINVAL;
+	req->nr_vecs = nr;
+	req->len = (uint32_t)total;
+	return 0;
+}
+
+static int read_issue(struct blkring_req *req, unsigned issue_flags)
+{
+	(void)issue_flags;
+	return blkring__rw_issue(req, REQ_OP_READ);
+}
+
+static int write_issue(struct blkring_req *req, unsigned issue_flags)
+{
+	(void)issue_flags;
+	return blkring__rw_issue(req, REQ_OP_WRITE);
+}
+
+static int rwv_issue(struct blkring_req *req, unsigned op)
+{
+	struct blkring_bio *bio = &req->bio;
+
+	blkring__bio_init(bio, req->dev, op, req->off, req->len);
+	bio->vec = req->iov;
+	bio->nr_vecs = req->nr_vecs;
+	bio->vec_skip = 0;
+	if (unlikely(req->rw_flags))
+		blkring__rw_set_flags(req->rw_flags, bio, op == REQ_OP_WRITE);
+	req->result = (int32_t)req->len;
+	return blkring__submit_req_bio(req, bio);
+}
+
+static int readv_issue(struct blkring_req *req, unsigned issue_flags)
+{
+	(void)issue_flags;
+	return rwv_issue(req, REQ_OP_READ);
+}
+
+static int writev_issue(struct blkring_req *req, unsigned issue_flags)
+{
+	(void)issue_flags;
+	return rwv_issue(req, REQ_OP_WRITE);
+}
+
+/* ---- FSYNC: a device flush ---- */
+
+static int fsync_prep(struct blkring__ctx *ctx, struct blkring_req *req,
+                      const struct blkring_sqe *sqe)
+{
+	int ret = blkring__prep_dev(ctx, req, sqe);
+
+	if (unlikely(ret))
+		return ret;
+	/* No fsync flag is defined; the range fields mean nothing to a flush. */
+	if (sqe->fsync_flags || sqe->addr)
+		return -EINVAL;
+	return 0;
+}
+
+static int fsync_issue(struct blkring_req *req, unsigned issue_flags)
+{
+	struct blkring_bio *bio = &req->bio;
+
+	(void)issue_flags;
+	blkring__bio_init(bio, req->dev, REQ_OP_FLUSH, 0, 0);
+	req->result = 0;
+	return blkring__submit_req_bio(req, bio);
+}
+
+/* ---- URING_CMD: a command the device defines ---- */
+
+static int cmd_prep(struct blkring__ctx *ctx, struct blkring_req *req,
+                    const struct blkring_sqe *sqe)
+{
+	int ret = blkring__prep_dev(ctx, req, sqe);
+
+	if (unlikely(ret))
+		return ret;
+	memcpy(&req->cmd, sqe, sizeof(req->cmd));
+	return 0;
+}
+
+/* The block layer checks the SQE; -EAGAIN from the non-blocking first issue
+ * brings it back here from a worker, without the flag. */
+static int cmd_issue(struct blkring_req *req, unsigned issue_flags)
+{
+	struct blkring_bio *bio = &req->bio;
+
+	req->result = 0;
+	bio->queue_hint = req->ctx->queue_hint;
+	bio->end_io = blkring__req_bio_end_io;
+	bio->private = req;
+	return blkring__blkdev_uring_cmd(req->dev, &req->cmd, bio, issue_flags);
+}
+
+const struct blkring__op blkring__ops[BLKRING_OP_LAST] = {
+    [BLKRING_OP_NOP] = {nop_prep, nop_issue},
+    [BLKRING_OP_READV] = {rwv_prep, readv_issue},
+    [BLKRING_OP_WRITEV] = {rwv_prep, writev_issue},
+    [BLKRING_OP_FSYNC] = {fsync_prep, fsync_issue},
+    [BLKRING_OP_READ] = {blkring__rw_prep, read_issue},
+    [BLKRING_OP_WRITE] = {blkring__rw_prep, write_issue},
+    [BLKRING_OP_URING_CMD] = {cmd_prep, cmd_issue},
+};

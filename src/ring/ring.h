@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ring's private state (io_uring's role): the shared SQ/CQ memory, the
+ * owner thread, the request cache, task work, the overflow list and the
+ * worker pool.  Only src/ring/ includes this header.
+ *
+ * Threads: everything in struct blkring__ctx is owned by the ring's owner
+ * thread except what is marked "shared": the task-work list (any thread
+ * pushes), the worker pool (its own lock) and the statistics (read by any
+ * thread, written by the owner with plain relaxed stores).
+ */
+#ifndef BLKRING_RING_RING_H
+#define BLKRING_RING_RING_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blkring.h"
+#include "block/blkdev.h"
+#include "lib/compiler.h"
+#include "lib/llist.h"
+
+#define BLKRING_MAX_ENTRIES 32768U
+#define BLKRING_MAX_CQ_ENTRIES (2 * BLKRING_MAX_ENTRIES)
+#define BLKRING_MAX_DEVICES 65536U
+#define BLKRING_MAX_WORKERS 256U
+#define BLKRING_DEFAULT_WORKERS 4U
+#define BLKRING_MAX_IOVECS 1024U /* Linux's UIO_MAXIOV */
+#define BLKRING_FAST_IOVECS 8U   /* Linux's UIO_FASTIOV: kept inside the request */
+
+/* The memory both sides of the ring read and write: heads and tails on
+ * cache lines of their own so producer and consumer do not share one. */
+struct blkring__rings {
+	_Atomic uint32_t sq_head __cacheline_aligned;
+	_Atomic uint32_t sq_tail __cacheline_aligned;
+	_Atomic uint32_t cq_head __cacheline_aligned;
+	_Atomic uint32_t cq_tail __cacheline_aligned;
+	_Atomic uint32_t sq_flags __cacheline_aligned;
+	_Atomic uint32_t cq_overflow;
+};
+
+/* ---- task work (tw.c) ---- */
+
+struct blkring__tw_node {
+	struct llist_node node;
+	void (*func)(struct blkring__tw_node *tw);
+};
+
+/*
+ * A lock-free list whose head also says whether its runner sleeps: the
+ * value BLKRING__TW_SLEEPING (an empty list with the runner asleep) lets the
+ * first producer know it must wake the runner, with no access to the ring
+ * after its push.
+ */
+struct blkring__tw_list {
+	_Atomic uintptr_t head;
+};
+
+#define BLKRING__TW_SLEEPING ((uintptr_t)1)
+
+/* ---- worker pool (io-wq.c) ---- */
+
+struct blkring__wq_work {
+	struct blkring__wq_work *next;
+};
+
+struct blkring__io_wq {
+	pthread_mutex_t lock;
+	pthread_cond_t more_work;
+	struct blkring__wq_work *head, *tail; /* queued, not yet taken */
+	void (*run)(struct blkring__wq_work *work);
+	pthread_t *threads;
+	unsigned nr_queued, nr_workers, nr_idle, max_workers;
+	bool exiting;
+};
+
+/* ---- requests (req.c) ---- */
+
+/* req->flags */
+#define REQ_F_FAIL (1U << 0)     /* prep failed: complete with req->result, issue nothing */
+#define REQ_F_NOWAIT (1U << 1)   /* the user asked for -EAGAIN rather than a wait */
+#define REQ_F_DRAIN (1U << 2)    /* the unit headed by this request drains */
+#define REQ_F_IOV_HEAP (1U << 3) /* req->iov was allocated: more than the inline vectors */
+
+struct blkring_req {
+	/* What submission and completion touch, first. */
+	struct blkring__ctx *ctx;
+	struct blkring_req *next; /* free list, defer list, ready list, overflow list */
+	struct blkring_req *link; /* the next request of an IO_LINK chain */
+	uint64_t user_data;
+	int32_t result;       /* for CQE res: bytes expected, a prep error, or the final result */
+	uint32_t seq;         /* submission order (chain heads and drains only) */
+	uint32_t start_after; /* deferred: may start once this many requests completed */
+	uint8_t opcode;
+	uint8_t sqe_flags;
+	uint16_t flags; /* REQ_F_* */
+	struct blkring_dev *dev;
+
+	/* Read and write parameters, kept for a re-issue from a worker. */
+	uint64_t off;
+	uint64_t addr;
+	uint32_t len; /* bytes */
+	uint32_t rw_flags;
+	uint32_t nr_vecs;
+
+	struct blkring__tw_node tw;
+	struct blkring__wq_work work;
+	struct iovec *iov;
+	struct blkring_bio bio;
+
+	/* Inline space: the command's SQE copy, or a short iovec array. */
+	union {
+		struct blkring_sqe cmd;
+		struct iovec fast_iov[BLKRING_FAST_IOVECS];
+	};
+};
+
+struct blkring__req_chunk {
+	struct blkring__req_chunk *next;
+	struct blkring_req reqs[];
+};
+
+/* ---- the ring ---- */
+
+struct blkring__stats {
+	_Atomic uint64_t issued, punted, async, tw_run, tw_wakes, sleeps, overflowed;
+};
+
+struct blkring__ctx {
+	/* Owner-only, hot. */
+	/* blkring__current() of the owner thread; exit may move it, while
+	 * completions on other threads read it. */
+	_Atomic(const void *) owner;
+	struct blkring__rings *rings;
+	struct blkring_sqe *sqes;
+	struct blkring_cqe *cqes;
+	uint32_t sq_mask, sq_entries, cq_mask, cq_entries;
+	uint32_t cached_sq_head, cached_cq_tail;
+	uint32_t cq_room_end; /* the CQ has room while cached_cq_tail is below it */
+	struct blkring_req *free_reqs;
+	struct blkring_dev **devs;
+	unsigned nr_devs;
+	uint32_t queue_hint;
+
+	/* Every consumed SQE gets a sequence number and, exactly once, a
+	 * completion: nr_seq - nr_done requests are in flight. */
+	uint32_t nr_seq, nr_done;
+
+	/* Chains under construction, and requests waiting to start. */
+	struct blkring_req *link_head, *link_tail;
+	struct blkring_req *ready_head, *ready_tail; /* next links of chains */
+	struct blkring_req *defer_head, *defer_tail; /* held back by IO_DRAIN */
+	uint32_t drain_barrier; /* later requests start once nr_done reaches it */
+	bool drain_active;
+	bool exiting;
+
+	struct blkring_req *ovf_head, *ovf_tail;
+
+	unsigned flags; /* BLKRING_SETUP_* */
+	struct blkring__req_chunk *chunks;
+
+	/* Shared. */
+	struct blkring__tw_list tw __cacheline_aligned;
+	struct blkring__io_wq wq __cacheline_aligned;
+	struct blkring__stats stats __cacheline_aligned;
+};
+
+/* The calling thread's identity: one address per thread, no syscall, and
+ * (initial-exec) no call to find it. */
+extern _Thread_local char blkring__thread_anchor __attribute__((tls_model("initial-exec")));
+
+static inline const void *blkring__current(void)
+{
+	return &blkring__thread_anchor;
+}
+
+static inline bool blkring__is_owner(const struct blkring__ctx *ctx)
+{
+	return atomic_load_explicit(&ctx->owner, memory_order_relaxed) == blkring__current();
+}
+
+/* Owner-written counters readable from any thread: no read-modify-write. */
+static inline void blkring__stat_add(_Atomic uint64_t *stat, uint64_t n)
+{
+	atomic_store_explicit(stat, atomic_load_explicit(stat, memory_order_relaxed) + n,
+	                      memory_order_relaxed);
+}
+
+/* req.c */
+int blkring__req_cache_init(struct blkring__ctx *ctx, unsigned nr);
+void blkring__req_cache_exit(struct blkring__ctx *ctx);
+struct blkring_req *blkring__req_grow(struct blkring__ctx *ctx);
+
+static inline struct blkring_req *blkring__req_alloc(struct blkring__ctx *ctx)
+{
+	struct blkring_req *req = ctx->free_reqs;
+
+	if (unlikely(!req))
+		return blkring__req_grow(ctx);
+	ctx->free_reqs = req->next;
+	return req;
+}
+
+void blkring__req_release_iov(struct blkring_req *req);
+
+static inline void blkring__req_free(struct blkring__ctx *ctx, struct blkring_req *req)
+{
+	if (unlikely(req->flags & REQ_F_IOV_HEAP))
+		blkring__req_release_iov(req);
+	req->next = ctx->free_reqs;
+	ctx->free_reqs = req;
+}
+
+/* complete.c: posting CQEs, overflow, completion from any thread. */
+void blkring__req_post(struct blkring__ctx *ctx, struct blkring_req *req, int res);
+
+/*
+ * Full when the tail reached the application's last known head plus the CQ
+ * size; only then is the head read again (acquire: the application has
+ * finished with the slots it freed), so most CQEs skip that load.
+ */
+static inline bool blkring__cq_full(struct blkring__ctx *ctx)
+{
+	uint32_t head;
+
+	if (likely(ctx->cached_cq_tail != ctx->cq_room_end))
+		return false;
+	head = atomic_load_explicit(&ctx->rings->cq_head, memory_order_acquire);
+	ctx->cq_room_end = head + ctx->cq_entries;
+	return ctx->cached_cq_tail == ctx->cq_room_end;
+}
+
+static inline void blkring__cqe_fill(struct blkring__ctx *ctx, uint64_t user_data, int res)
+{
+	struct blkring_cqe *cqe = &ctx->cqes[ctx->cached_cq_tail & ctx->cq_mask];
+
+	cqe->user_data = user_data;
+	cqe->res = res;
+	cqe->flags = 0;
+	atomic_store_explicit(&ctx->rings->cq_tail, ++ctx->cached_cq_tail, memory_order_release);
+}
+
+/* The common completion inline: no chain to continue, room in the CQ. */
+static inline void blkring__req_post_fast(struct blkring__ctx *ctx, struct blkring_req *req,
+                                          int res)
+{
+	if (unlikely(req->link || ctx->ovf_head || blkring__cq_full(ctx))) {
+		blkring__req_post(ctx, req, res);
+		return;
+	}
+	ctx->nr_done++;
+	blkring__cqe_fill(ctx, req->user_data, res);
+	blkring__req_free(ctx, req);
+}
+
+void blkring__req_complete(struct blkring_req *req, int res);
+void blkring__req_tw_complete(struct blkring__tw_node *tw);
+void blkring__req_bio_end_io(struct blkring_bio *bio);
+void blkring__overflow_flush(struct blkring__ctx *ctx);
+void blkring__overflow_free(struct blkring__ctx *ctx);
+
+/* issue.c: starting requests. */
+int blkring__submit_sqes(struct blkring__ctx *ctx);
+void blkring__issue_pending(struct blkring__ctx *ctx);
+void blkring__req_queue_next(struct blkring__ctx *ctx, struct blkring_req *req);
+void blkring__req_run_blocking(struct blkring__wq_work *work);
+void blkring__cancel_deferred(struct blkring__ctx *ctx);
+
+/* ops.c: per-opcode prep (SQE fields into the request) and issue. */
+struct blkring__op {
+	int (*prep)(struct blkring__ctx *ctx, struct blkring_req *req,
+	            const struct blkring_sqe *sqe);
+	/* 0: started (the request completes later, maybe already did);
+	 * negative: not started, complete with that. */
+	int (*issue)(struct blkring_req *req, unsigned issue_flags);
+};
+
+extern const struct blkring__op blkring__ops[BLKRING_OP_LAST];
+
+/* tw.c */
+void blkring__tw_init(struct blkring__tw_list *tw);
+void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node);
+unsigned blkring__tw_run(struct blkring__ctx *ctx);
+int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline);
+
+static inline bool blkring__tw_pending(struct blkring__ctx *ctx)
+{
+	return atomic_load_explicit(&ctx->tw.head, memory_order_relaxed) > BLKRING__TW_SLEEPING;
+}
+
+/* io-wq.c */
+int blkring__io_wq_init(struct blkring__io_wq *wq, unsigned max_workers,
+                        void (*run)(struct blkring__wq_work *work));
+int blkring__io_wq_enqueue(struct blkring__io_wq *wq, struct blkring__wq_work *work);
+struct blkring__wq_work *blkring__io_wq_cancel_queued(struct blkring__io_wq *wq);
+unsigned blkring__io_wq_workers(struct blkring__io_wq *wq);
+void blkring__io_wq_exit(struct blkring__io_wq *wq);
+
+/* register.c */
+void blkring__devices_drop(struct blkring__ctx *ctx);
+
+/* wait.c: what the owner does whenever it enters the ring. */
+void blkring__enter(struct blkring__ctx *ctx);
+
+#endif

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reads and writes, inline: the opcode table (ops.c) and the submission
+ * fast path (issue.c) share them, so the common I/O takes no indirect call.
+ */
+#ifndef BLKRING_RING_RW_H
+#define BLKRING_RING_RW_H
+
+#include <errno.h>
+
+#include "ring.h"
+
+#define BLKRING_RWF_VALID (BLKRING_RWF_FUA | BLKRING_RWF_NOWAIT)
+
+static inline int blkring__prep_dev(struct blkring__ctx *ctx, struct blkring_req *req,
+                                    const struct blkring_sqe *sqe)
+{
+	uint32_t idx = (uint32_t)sqe->fd;
+
+	if (unlikely(idx >= ctx->nr_devs || !ctx->devs[idx]))
+		return -EBADF;
+	req->dev = ctx->devs[idx];
+	return 0;
+}
+
+/* Shared by every opcode that ends in a bio. */
+static inline int blkring__submit_req_bio(struct blkring_req *req, struct blkring_bio *bio)
+{
+	bio->queue_hint = req->ctx->queue_hint;
+	bio->end_io = blkring__req_bio_end_io;
+	bio->private = req;
+	return blkring__submit_bio(bio);
+}
+
+/*
+ * A read or write as the SQE has it, passed in registers: the request and
+ * the SQE might alias for all the compiler knows.  Offset, length and
+ * buffer are the block layer's to check (-EINVAL).
+ */
+struct blkring__rw {
+	struct blkring_dev *dev;
+	uint64_t off, addr;
+	uint32_t len, rw_flags;
+};
+
+static inline void blkring__rw_load(struct blkring__rw *rw, const struct blkring_sqe *sqe)
+{
+	rw->off = sqe->off;
+	rw->addr = sqe->addr;
+	rw->len = sqe->len;
+	rw->rw_flags = sqe->rw_flags;
+}
+
+/* The device index and the flags; finds the device. */
+static inline int blkring__rw_check(struct blkring__ctx *ctx, struct blkring_req *req, uint32_t idx,
+                                    struct blkring__rw *rw)
+{
+	if (unlikely(idx >= ctx->nr_devs || !(rw->dev = ctx->devs[idx])))
+		return -EBADF;
+	/* Linux answers unknown RWF_* bits with -EOPNOTSUPP. */
+	if (unlikely(rw->rw_flags & ~BLKRING_RWF_VALID))
+		return -EOPNOTSUPP;
+	if (unlikely(rw->rw_flags & BLKRING_RWF_NOWAIT))
+		req->flags |= REQ_F_NOWAIT;
+	return 0;
+}
+
+/* What an issue from the worker pool starts from. */
+static inline void blkring__rw_keep(struct blkring_req *req, const struct blkring__rw *rw)
+{
+	req->dev = rw->dev;
+	req->off = rw->off;
+	req->addr = rw->addr;
+	req->len = rw->len;
+	req->rw_flags = rw->rw_flags;
+}
+
+static inline int blkring__rw_prep(struct blkring__ctx *ctx, struct blkring_req *req,
+                                   const struct blkring_sqe *sqe)
+{
+	struct blkring__rw rw;
+	int ret;
+
+	blkring__rw_load(&rw, sqe);
+	ret = blkring__rw_check(ctx, req, (uint32_t)sqe->fd, &rw);
+	if (likely(!ret))
+		blkring__rw_keep(req, &rw);
+	return ret;
+}
+
+static inline void blkring__rw_set_flags(uint32_t rw_flags, struct blkring_bio *bio, bool write)
+{
+	if (write && (rw_flags & BLKRING_RWF_FUA))
+		bio->flags |= BIO_FUA;
+	if (rw_flags & BLKRING_RWF_NOWAIT)
+		bio->flags |= BIO_NOWAIT;
+}
+
+static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_req *req, unsigned op,
+                                     const struct blkring__rw *rw)
+{
+	struct blkring_bio *bio = &req->bio;
+
+	blkring__bio_init(bio, rw->dev, op, rw->off, rw->len);
+	blkring__bio_set_buf(bio, (void *)(uintptr_t)rw->addr, rw->len);
+	if (unlikely(rw->rw_flags))
+		blkring__rw_set_flags(rw->rw_flags, bio, op == REQ_OP_WRITE);
+	req->result = (int32_t)rw->len;
+	bio->queue_hint = ctx->queue_hint;
+	bio->end_io = blkring__req_bio_end_io;
+	bio->private = req;
+	return blkring__submit_bio(bio);
+}
+
+/* Issue (or re-issue) from what prep kept. */
+static inline int blkring__rw_issue(struct blkring_req *req, unsigned op)
+{
+	struct blkring__rw rw = {req->dev, req->off, req->addr, req->len, req->rw_flags};
+
+	return blkring__rw_submit(req->ctx, req, op, &rw);
+}
+
+#endif

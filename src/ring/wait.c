@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Entering the ring (io_uring_enter's role, without a syscall): run task
+ * work, start what became ready, flush overflowed CQEs, then submit or wait.
+ * Only the owner thread enters; another thread gets -EEXIST.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "ring.h"
+
+void blkring__enter(struct blkring__ctx *ctx)
+{
+	blkring__tw_run(ctx);
+	blkring__issue_pending(ctx);
+	if (unlikely(ctx->ovf_head))
+		blkring__overflow_flush(ctx);
+}
+
+int blkring_submit(struct blkring *ring)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+
+	if (unlikely(!blkring__is_owner(ctx)))
+		return -EEXIST;
+	atomic_store_explicit(ring->sq.ktail, ring->sq.sqe_tail, memory_order_release);
+	blkring__enter(ctx);
+	if (ring->sq.sqe_tail == ctx->cached_sq_head)
+		return 0;
+	/* New completions would queue behind ones that have no room. */
+	if (unlikely(ctx->ovf_head))
+		return -EBUSY;
+	return blkring__submit_sqes(ctx);
+}
+
+static bool deadline_from(const struct timespec *ts, struct timespec *deadline)
+{
+	if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, deadline);
+	deadline->tv_sec += ts->tv_sec;
+	deadline->tv_nsec += ts->tv_nsec;
+	if (deadline->tv_nsec >= 1000000000L) {
+		deadline->tv_nsec -= 1000000000L;
+		deadline->tv_sec++;
+	}
+	return true;
+}
+
+static inline struct blkring_cqe *cq_first(struct blkring *ring)
+{
+	if (!blkring_cq_ready(ring))
+		return NULL;
+	return &ring->cq.cqes[atomic_load_explicit(ring->cq.khead, memory_order_relaxed) &
+	                      ring->cq.ring_mask];
+}
+
+/*
+ * Waits until wait_nr CQEs are ready (0: only looks), sleeping on the
+ * task-work list: every completion that can arrive while the owner sleeps
+ * comes from another thread, as task work.  A signal handler that runs
+ * during the sleep ends the wait with -EINTR, as io_uring_enter's.
+ */
+int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+                     const struct timespec *ts)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	struct timespec deadline;
+	int ret;
+
+	*cqe_ptr = NULL;
+	if (unlikely(!blkring__is_owner(ctx)))
+		return -EEXIST;
+	if (ts && !deadline_from(ts, &deadline))
+		return -EINVAL;
+	for (;;) {
+		blkring__enter(ctx);
+		*cqe_ptr = cq_first(ring);
+		if (*cqe_ptr && blkring_cq_ready(ring) >= wait_nr)
+			return 0;
+		if (!wait_nr)
+			return -EAGAIN;
+		ret = blkring__tw_wait(ctx, ts ? &deadline : NULL);
+		if (ret < 0) {
+			blkring__enter(ctx);
+			*cqe_ptr = cq_first(ring);
+			return ret;
+		}
+	}
+}
+
+int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+                      const struct timespec *ts)
+{
+	return blkring__get_cqe(ring, cqe_ptr, wait_nr, ts);
+}
+
+int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr)
+{
+	struct blkring_cqe *cqe;
+	int submitted = blkring_submit(ring);
+	int ret;
+
+	if (submitted < 0 || !wait_nr)
+		return submitted;
+	ret = blkring__get_cqe(ring, &cqe, wait_nr, NULL);
+	return ret < 0 ? ret : submitted;
+}
+
+unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes, unsigned count)
+{
+	unsigned ready = blkring_cq_ready(ring);
+	uint32_t head;
+
+	if (!ready && blkring__is_owner(ring->ctx)) {
+		blkring__enter(ring->ctx);
+		ready = blkring_cq_ready(ring);
+	}
+	if (ready > count)
+		ready = count;
+	head = atomic_load_explicit(ring->cq.khead, memory_order_relaxed);
+	for (unsigned i = 0; i < ready; i++)
+		cqes[i] = &ring->cq.cqes[(head + i) & ring->cq.ring_mask];
+	return ready;
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/* Reads, writes, vectored I/O and flushes: the bios the ring builds and the
+ * results it posts. */
+#include <errno.h>
+#include <string.h>
+
+#include "ring-fake.h"
+#include "test.h"
+
+static char buf[64][512];
+
+static struct blkring_cqe submit_one(struct blkring *ring)
+{
+	CHECK_EQ(blkring_submit(ring), 1);
+	return ring_reap(ring);
+}
+
+static void rw_bio_fields(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
+	struct blkring r1, r2;
+	struct blkring_sqe *sqe;
+	struct fake_bio_record rec;
+
+	ring_fake_ring(&r1, 8, fake);
+	ring_fake_ring(&r2, 8, fake);
+	blkring_prep_read(ring_sqe(&r1), 0, buf, 4096, 8192);
+	CHECK_EQ(submit_one(&r1).res, 4096);
+	rec = ring_fake_record(fake, 0);
+	CHECK_EQ(rec.op, REQ_OP_READ);
+	CHECK_EQ(rec.sector, 16);
+	CHECK_EQ(rec.size, 4096);
+	CHECK_EQ(rec.flags & (BIO_FUA | BIO_NOWAIT), 0);
+	CHECK_EQ(rec.nr_vecs, 1);
+	CHECK(rec.vec->iov_base == (void *)buf);
+	CHECK(rec.on_owner);
+
+	sqe = ring_sqe(&r1);
+	blkring_prep_write(sqe, 0, buf, 1024, 512);
+	sqe->rw_flags = BLKRING_RWF_FUA;
+	CHECK_EQ(submit_one(&r1).res, 1024);
+	rec = ring_fake_record(fake, 1);
+	CHECK_EQ(rec.op, REQ_OP_WRITE);
+	CHECK_EQ(rec.sector, 1);
+	CHECK_EQ(rec.flags & (BIO_FUA | BIO_NOWAIT), BIO_FUA);
+	/* Every bio of a ring carries the ring's queue hint; rings differ. */
+	CHECK_EQ(rec.queue_hint, ring_fake_record(fake, 0).queue_hint);
+
+	/* FUA means nothing to a read. */
+	sqe = ring_sqe(&r2);
+	blkring_prep_read(sqe, 0, buf, 512, 0);
+	sqe->rw_flags = BLKRING_RWF_FUA;
+	CHECK_EQ(submit_one(&r2).res, 512);
+	rec = ring_fake_record(fake, 2);
+	CHECK_EQ(rec.flags & (BIO_FUA | BIO_NOWAIT), 0);
+	CHECK(rec.queue_hint != ring_fake_record(fake, 0).queue_hint);
+	blkring_queue_exit(&r1);
+	blkring_queue_exit(&r2);
+	ring_fake_destroy(fake);
+}
+
+static void rw_errors(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
+	struct blkring ring;
+	struct blkring_sqe *sqe;
+
+	ring_fake_ring(&ring, 8, fake);
+	sqe = ring_sqe(&ring);
+	blkring_prep_read(sqe, 0, buf, 512, 0);
+	sqe->rw_flags = 1U << 7;
+	CHECK_EQ(submit_one(&ring).res, -EOPNOTSUPP);
+	blkring_prep_read(ring_sqe(&ring), 0, buf, 1U << 31, 0);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	/* The block layer's checks come back in the CQE. */
+	blkring_prep_read(ring_sqe(&ring), 0, buf, 512, 100);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	blkring_prep_write(ring_sqe(&ring), 0, buf, 512, 1ULL << 30);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	blkring_prep_read(ring_sqe(&ring), 0, buf, 0, 0);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	CHECK_EQ(ring_fake_submitted(fake), 0);
+	/* A device error ends the bio with it. */
+	fake->status = -EIO;
+	blkring_prep_read(ring_sqe(&ring), 0, buf, 512, 0);
+	CHECK_EQ(submit_one(&ring).res, -EIO);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
+/* The iovec array is copied at submit: the caller may reuse it at once. */
+static void rw_vectored(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
+	struct blkring ring;
+	struct iovec iov[3], big[20];
+	struct fake_bio_record rec;
+	struct blkring_cqe cqe;
+
+	ring_fake_ring(&ring, 8, fake);
+	for (unsigned i = 0; i < 3; i++)
+		iov[i] = (struct iovec){buf[i], 512 * (i + 1)};
+	for (unsigned i = 0; i < 20; i++)
+		big[i] = (struct iovec){buf[20 + i], 512};
+	blkring_prep_readv(ring_sqe(&ring), 0, iov, 3, 4096);
+	blkring_prep_writev(ring_sqe(&ring), 0, big, 20, 0);
+	CHECK_EQ(blkring_submit(&ring), 2);
+	memset(iov, 0, sizeof(iov));
+	memset(big, 0, sizeof(big));
+
+	rec = ring_fake_record(fake, 0);
+	CHECK_EQ(rec.op, REQ_OP_READ);
+	CHECK_EQ(rec.sector, 8);
+	CHECK_EQ(rec.size, 512 * 6);
+	CHECK_EQ(rec.nr_vecs, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		CHECK(rec.vec[i].iov_base == buf[i]);
+		CHECK_EQ(rec.vec[i].iov_len, 512 * (i + 1));
+	}
+	rec = ring_fake_record(fake, 1);
+	CHECK_EQ(rec.op, REQ_OP_WRITE);
+	CHECK_EQ(rec.size, 512 * 20);
+	CHECK_EQ(rec.nr_vecs, 20);
+	for (unsigned i = 0; i < 20; i++)
+		CHECK(rec.vec[i].iov_base == buf[20 + i]);
+	ring_fake_end(fake, 2, 0);
+	cqe = ring_reap(&ring);
+	CHECK_EQ(cqe.res, 512 * 6);
+	cqe = ring_reap(&ring);
+	CHECK_EQ(cqe.res, 512 * 20);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
+static void rw_vectored_errors(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
+	static struct iovec many[1025];
+	struct iovec huge[2] = {{buf, 1U << 30}, {buf, 1U << 30}};
+	struct blkring ring;
+
+	ring_fake_ring(&ring, 8, fake);
+	for (unsigned i = 0; i < 1025; i++)
+		many[i] = (struct iovec){buf[0], 512};
+	blkring_prep_readv(ring_sqe(&ring), 0, many, 1025, 0);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	blkring_prep_readv(ring_sqe(&ring), 0, many, 1024, 0);
+	CHECK_EQ(submit_one(&ring).res, 1024 * 512);
+	/* 2 GiB does not fit a CQE's res. */
+	blkring_prep_writev(ring_sqe(&ring), 0, huge, 2, 0);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	blkring_prep_readv(ring_sqe(&ring), 0, many, 0, 0);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
+static void rw_fsync(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
+	struct blkring ring;
+	struct blkring_sqe *sqe;
+
+	ring_fake_ring(&ring, 8, fake);
+	blkring_prep_fsync(ring_sqe(&ring), 0, 0);
+	CHECK_EQ(submit_one(&ring).res, 0);
+	CHECK_EQ(ring_fake_record(fake, 0).op, REQ_OP_FLUSH);
+	CHECK_EQ(ring_fake_record(fake, 0).size, 0);
+	blkring_prep_fsync(ring_sqe(&ring), 0, 1);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	sqe = ring_sqe(&ring);
+	blkring_prep_fsync(sqe, 0, 0);
+	sqe->addr = 4096;
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	CHECK_EQ(ring_fake_submitted(fake), 1);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case cases[] = {
+	    {"ring-rw-bio-fields", rw_bio_fields, 0},
+	    {"ring-rw-errors", rw_errors, 0},
+	    {"ring-rw-vectored", rw_vectored, 0},
+	    {"ring-rw-vectored-errors", rw_vectored_errors, 0},
+	    {"ring-rw-fsync", rw_fsync, 0},
+	    {NULL, NULL, 0},
+	};
+
+	return test_main(cases, argc, argv);
+}
