@@ -67,3 +67,13 @@ check usage_errors '[[ $(usage) == 2 && $(usage nosuch) == 2 && $(usage info) ==
 	"a usage error did not exit 2"
 "$B" info null:bogus=1 >"$T/out" 2>&1
 check info_spec_error 'grep -q "bogus" "$T/out"' "$(cat "$T/out")"
+
+# On a terminal a live line shows running jobs, IOPS, elapsed and remaining time.
+if ! command -v script >/dev/null; then
+	echo "SKIP live_progress: script (util-linux) is not installed"
+else
+	script -qec "$B bench --name=p --filename=null:irqmode=none --runtime=1200ms --time_based" \
+		/dev/null >"$T/tty" 2>&1
+	check live_progress 'tr "\r" "\n" <"$T/tty" | grep -aq "^Jobs: 1: \[r=.* IOPS\]\[elapsed 00m:01s\]\[eta 00m:00s\]" &&
+		grep -aq "Run status group 0" "$T/tty"' "$(tr '\r' '\n' <"$T/tty" | grep -a Jobs: | head -2)"
+fi
