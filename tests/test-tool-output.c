@@ -14,13 +14,14 @@
 struct fixture {
 	struct bench_cfg cfg;
 	struct job_def def;
+	struct job_stats st[2];
 	struct report r[2];
 };
 
 /* 1000 reads of 4 KiB in one second, clat i*100 ns, lat 50 ns more. */
 static void fill(struct fixture *fx)
 {
-	struct job_stats *st = &fx->r[0].st;
+	struct job_stats *st = &fx->st[0];
 	struct dir_stats *d = &st->dir[DDIR_READ];
 	struct run_opts run;
 
@@ -51,6 +52,7 @@ static void fill(struct fixture *fx)
 	st->submits = 250;
 	st->complete_map[2] = 125;
 	st->completes = 125;
+	fx->r[0].st = st;
 	fx->r[0].def = &fx->def;
 	fx->r[0].nr_jobs = 1;
 	fx->r[0].tid = 1234;
@@ -192,8 +194,8 @@ static void test_json_values(void)
 	fill(&fx);
 	fx.def.o.lat_percentiles = true;
 	fx.def.o.continue_on_error = COE_READ;
-	fx.r[0].st.total_err = 3;
-	fx.r[0].st.first_error = 5;
+	fx.r[0].st->total_err = 3;
+	fx.r[0].st->first_error = 5;
 	root = render(&fx, 1);
 	job = json_object_array_get_idx(get(root, "jobs", json_type_array), 0);
 	CHECK_EQ(jint(job, "read/io_bytes"), 4096000);
@@ -276,9 +278,11 @@ static void test_groups(void)
 	FILE *f;
 
 	fill(&fx);
+	fx.st[1] = fx.st[0];
 	fx.r[1] = fx.r[0];
+	fx.r[1].st = &fx.st[1];
 	fx.r[1].groupid = 1;
-	fx.r[1].st.runtime_ns = 2000000000;
+	fx.st[1].runtime_ns = 2000000000;
 	root = render(&fx, 2);
 	jobs = get(root, "jobs", json_type_array);
 	CHECK_EQ(json_object_array_length(jobs), 2);

@@ -302,7 +302,10 @@ static void run_groups(struct bench_run *br)
 	}
 }
 
-/* One report per job, or per run of group_reporting jobs of one group. */
+/*
+ * One report per job, or per run of group_reporting jobs of one group,
+ * merged into the first job's statistics (the jobs are over).
+ */
 static unsigned build_reports(struct bench_run *br, struct report *out)
 {
 	unsigned n = 0;
@@ -315,13 +318,15 @@ static unsigned build_reports(struct bench_run *br, struct report *out)
 		if (!j->started)
 			continue;
 		if (grouped && merging && out[n - 1].groupid == j->def->groupid) {
-			job_stats_merge(&out[n - 1].st, j->st);
+			job_stats_merge(out[n - 1].st, j->st);
 			out[n - 1].nr_jobs++;
 			continue;
 		}
-		out[n] = (struct report){
-		    .def = j->def, .groupid = j->def->groupid, .nr_jobs = 1, .tid = j->tid};
-		out[n++].st = *j->st;
+		out[n++] = (struct report){.def = j->def,
+		                           .groupid = j->def->groupid,
+		                           .nr_jobs = 1,
+		                           .tid = j->tid,
+		                           .st = j->st};
 		merging = grouped;
 	}
 	return n;
@@ -337,7 +342,7 @@ static int bench_output(struct bench_run *br, int *status)
 		return -ENOMEM;
 	nr = build_reports(br, reports);
 	for (unsigned i = 0; i < nr; i++)
-		if (reports[i].st.error || reports[i].st.total_err)
+		if (reports[i].st->error || reports[i].st->total_err)
 			*status = EXIT_IO_ERROR;
 	if (br->cfg.run.output_format == FORMAT_JSON)
 		ret = output_json(br->out, reports, nr, &br->cfg, time(NULL));

@@ -118,14 +118,17 @@ struct lat_buckets {
  * lowest value, so a bucket straddling a bound counts below it). */
 void lat_buckets(const struct job_stats *st, struct lat_buckets *out);
 
-/* A report: one job, or the jobs of a group merged (group_reporting). */
+/*
+ * A report: one job, or the jobs of a group merged (group_reporting) into
+ * the first one's statistics.
+ */
 struct job_def;
 struct report {
 	const struct job_def *def; /* the first job's */
 	unsigned groupid;
 	unsigned nr_jobs;
 	int tid;
-	struct job_stats st;
+	struct job_stats *st;
 };
 
 /* Bandwidth, I/O rate, runtime in ms of one direction. */
