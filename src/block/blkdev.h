@@ -267,7 +267,46 @@ struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops);
 void blkring__dev_free(struct blkring_dev *dev);
 /* Counts one finished I/O on the calling thread's shard. */
 void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes, int status);
-unsigned blkring__op_dir(unsigned op);
+
+static inline unsigned blkring__op_dir(unsigned op)
+{
+	static const uint8_t dir[] = {
+	    [REQ_OP_READ] = BLKRING_DIR_READ,
+	    [REQ_OP_WRITE] = BLKRING_DIR_WRITE,
+	    [REQ_OP_FLUSH] = BLKRING_DIR_FLUSH,
+	    [REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
+	    [REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
+	};
+
+	return dir[op];
+}
+
+/*
+ * The calling thread's own counter shard, or a value at or above
+ * BLKRING_STATS_SHARED when it has none yet or shares the last one
+ * (dev.c).  initial-exec: a plain %fs-relative load.
+ */
+#define BLKRING_STATS_SHARED (BLKRING_STATS_SHARDS - 1)
+extern _Thread_local unsigned blkring__stats_shard __attribute__((tls_model("initial-exec")));
+
+/* A successful I/O on the thread's own shard: two plain adds, no lock
+ * prefix, since no other thread writes that shard. */
+static inline void blkring__dev_account_ok(struct blkring_dev *dev, unsigned dir, uint64_t bytes)
+{
+	unsigned shard = blkring__stats_shard;
+	struct blkring_dev_stats *st = &dev->stats[shard];
+
+	if (unlikely(shard >= BLKRING_STATS_SHARED)) {
+		blkring__dev_account(dev, dir, bytes, 0);
+		return;
+	}
+	atomic_store_explicit(&st->ios[dir],
+	                      atomic_load_explicit(&st->ios[dir], memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+	atomic_store_explicit(&st->bytes[dir],
+	                      atomic_load_explicit(&st->bytes[dir], memory_order_relaxed) + bytes,
+	                      memory_order_relaxed);
+}
 /* Takes another open reference (a volume holding its legs); drop it with
  * blkring_dev_close(). */
 void blkring__dev_get(struct blkring_dev *dev);

@@ -317,13 +317,11 @@ int blkring_dev_close(struct blkring_dev *dev)
  * store (no lock prefix).  Threads beyond the shard count share the last
  * shard with atomic adds.
  */
-#define SHARED_SHARD (BLKRING_STATS_SHARDS - 1)
+_Thread_local unsigned blkring__stats_shard __attribute__((tls_model("initial-exec"))) = UINT_MAX;
 
 static _Atomic uint32_t shards_taken;
 static pthread_key_t shard_key;
 static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
-/* initial-exec: a plain %fs-relative load, no __tls_get_addr() call. */
-static _Thread_local int my_shard __attribute__((tls_model("initial-exec"))) = -1;
 
 static void shard_release(void *arg)
 {
@@ -337,12 +335,12 @@ static void shard_key_init(void)
 	pthread_key_create(&shard_key, shard_release);
 }
 
-static int shard_claim(void)
+static unsigned shard_claim(void)
 {
 	uint32_t taken = atomic_load_explicit(&shards_taken, memory_order_relaxed);
 
 	pthread_once(&shard_once, shard_key_init);
-	for (int i = 0; i < SHARED_SHARD; i++) {
+	for (unsigned i = 0; i < BLKRING_STATS_SHARED; i++) {
 		if (taken & (1U << i))
 			continue;
 		if (atomic_compare_exchange_strong_explicit(&shards_taken, &taken, taken | 1U << i,
@@ -351,9 +349,9 @@ static int shard_claim(void)
 			pthread_setspecific(shard_key, (void *)(uintptr_t)(i + 1));
 			return i;
 		}
-		i = -1; /* the mask changed: look again */
+		i = UINT_MAX; /* the mask changed: look again from 0 */
 	}
-	return SHARED_SHARD;
+	return BLKRING_STATS_SHARED;
 }
 
 static inline void stat_add(_Atomic uint64_t *c, uint64_t v, bool owned)
@@ -370,29 +368,16 @@ void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes,
 	struct blkring_dev_stats *st;
 	bool owned;
 
-	if (unlikely(my_shard < 0))
-		my_shard = shard_claim();
-	owned = my_shard != SHARED_SHARD;
-	st = &dev->stats[my_shard];
+	if (unlikely(blkring__stats_shard > BLKRING_STATS_SHARED))
+		blkring__stats_shard = shard_claim();
+	owned = blkring__stats_shard != BLKRING_STATS_SHARED;
+	st = &dev->stats[blkring__stats_shard];
 	if (unlikely(status)) {
 		stat_add(&st->errors[dir], 1, owned);
 		return;
 	}
 	stat_add(&st->ios[dir], 1, owned);
 	stat_add(&st->bytes[dir], bytes, owned);
-}
-
-unsigned blkring__op_dir(unsigned op)
-{
-	static const uint8_t dir[] = {
-	    [REQ_OP_READ] = BLKRING_DIR_READ,
-	    [REQ_OP_WRITE] = BLKRING_DIR_WRITE,
-	    [REQ_OP_FLUSH] = BLKRING_DIR_FLUSH,
-	    [REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
-	    [REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
-	};
-
-	return dir[op];
 }
 
 int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info)
