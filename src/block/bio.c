@@ -32,9 +32,7 @@ static bool bio_remaining_done(struct blkring_bio *bio)
 	return atomic_fetch_sub_explicit(&bio->remaining, 1, memory_order_acq_rel) == 1;
 }
 
-/* The general end: chains, errors, and a parent's end after its last
- * child's. */
-static __attribute__((noinline)) void bio_endio_chain(struct blkring_bio *bio, int status)
+void blkring__bio_endio_slow(struct blkring_bio *bio, int status)
 {
 	while (bio) {
 		struct blkring_bio *parent;
@@ -57,23 +55,6 @@ static __attribute__((noinline)) void bio_endio_chain(struct blkring_bio *bio, i
 		bio = parent;
 		status = st;
 	}
-}
-
-/*
- * The common end: a bio nobody chained to, ending well.  Its status is
- * its own (children, had it any, all ended), so a plain read is enough.
- */
-void blkring__bio_endio(struct blkring_bio *bio, int status)
-{
-	if (unlikely(status || bio->parent || __atomic_load_n(&bio->status, __ATOMIC_RELAXED) ||
-	             atomic_load_explicit(&bio->remaining, memory_order_acquire) != 1)) {
-		bio_endio_chain(bio, status);
-		return;
-	}
-	if (bio->account)
-		blkring__dev_account_ok(bio->dev, blkring__op_dir(bio->op), bio->size);
-	if (bio->end_io)
-		bio->end_io(bio);
 }
 
 void blkring__bio_chain(struct blkring_bio *child, struct blkring_bio *parent)

@@ -91,11 +91,12 @@ struct blkring_hctx {
 	unsigned index;
 	bool poll;             /* in the poll map: completes only when polled */
 	_Atomic uint32_t busy; /* a poller holds it; others skip it */
-	uint32_t depth;        /* tags */
-	_Atomic uint32_t inflight __cacheline_aligned;
+	/* What taking and freeing a tag reads and writes: one line. */
+	uint32_t depth __cacheline_aligned; /* tags */
+	_Atomic uint32_t inflight;
+	_Atomic uint32_t nr_waiting;
 	pthread_mutex_t wait_lock; /* slow path only: tags exhausted */
 	struct blkring_bio *wait_head, *wait_tail;
-	_Atomic uint32_t nr_waiting;
 	void *driver_data;
 };
 
@@ -145,126 +146,8 @@ struct blkring_dev {
 	struct blkring_dev_stats stats[BLKRING_STATS_SHARDS];
 };
 
-/* ---- bios (bio.c) ---- */
+/* ---- counters (dev.c) ---- */
 
-/* An offset that is not a multiple of 512 leaves the bio marked invalid:
- * blkring__submit_bio() then answers -EINVAL.  Inline: every read and
- * write starts here, and the stores merge with the caller's own. */
-static inline void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
-                                     uint64_t offset, uint64_t size)
-{
-	bio->dev = dev;
-	bio->op = (uint8_t)op;
-	bio->flags = 0;
-	/* Only a byte offset says it is not sector-aligned: keep that fact for
-	 * blkring__submit_bio(), which then answers -EINVAL. */
-	bio->status = (offset & (SECTOR_SIZE - 1)) ? -EINVAL : 0;
-	bio->queue_hint = 0;
-	bio->sector = offset >> SECTOR_SHIFT;
-	bio->size = size;
-	bio->vec = NULL;
-	bio->nr_vecs = 0;
-	bio->vec_skip = 0;
-	bio->end_io = NULL;
-	bio->private = NULL;
-	bio->parent = NULL;
-	atomic_store_explicit(&bio->remaining, 1, memory_order_relaxed);
-	bio->account = false;
-	bio->hctx = NULL;
-	bio->deadline_ns = 0;
-	bio->driver_data = NULL;
-}
-
-static inline void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size_t len)
-{
-	bio->inline_vec.iov_base = buf;
-	bio->inline_vec.iov_len = len;
-	bio->vec = &bio->inline_vec;
-	bio->nr_vecs = 1;
-	bio->vec_skip = 0;
-}
-/* Ends a bio: records status (first error wins), runs end_io, ends a chained
- * parent when its last child ended. */
-void blkring__bio_endio(struct blkring_bio *bio, int status);
-/* Makes child a chained child of parent (parent's end waits for it). */
-void blkring__bio_chain(struct blkring_bio *child, struct blkring_bio *parent);
-/* Copies between a bio's data window and a flat buffer. */
-void blkring__bio_copy_to(struct blkring_bio *bio, const void *src);
-void blkring__bio_copy_from(struct blkring_bio *bio, void *dst);
-
-/* A cursor over a bio's data window, for drivers that copy piecewise. */
-struct blkring_bio_iter {
-	const struct iovec *vec;
-	size_t off; /* bytes into vec[0] */
-};
-void blkring__bio_iter_init(struct blkring_bio_iter *it, const struct blkring_bio *bio);
-void blkring__bio_iter_copy_to(struct blkring_bio_iter *it, const void *src, size_t len);
-void blkring__bio_iter_copy_from(struct blkring_bio_iter *it, void *dst, size_t len);
-void blkring__bio_iter_zero(struct blkring_bio_iter *it, size_t len);
-/* Points dst's data window at src's, `skip` bytes further in. */
-void blkring__bio_clone_window(struct blkring_bio *dst, const struct blkring_bio *src,
-                               uint64_t skip);
-
-/* ---- submission (blk-core.c) ---- */
-
-/* Byte-range validation, as Linux's blk_validate_byte_range(). */
-int blkring__validate_byte_range(struct blkring_dev *dev, uint64_t offset, uint64_t len);
-/*
- * Validates and issues a bio, splitting it to the device's limits.
- * Returns a negative errno when rejected (nothing issued, end_io not
- * called), 0 when accepted (end_io runs exactly once, maybe before return).
- */
-int blkring__submit_bio(struct blkring_bio *bio);
-/* Polls the queues a polled bio went to. */
-int blkring__poll_bio(struct blkring_bio *bio);
-/* The largest bio the device takes for op, in bytes (whole logical blocks). */
-uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op);
-/* Allocates a child bio for op on [offset, offset+size) chained to parent;
- * it frees itself when it ends.  NULL when out of memory. */
-struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigned op,
-                                             uint64_t offset, uint64_t size);
-
-/*
- * Block device commands (ioctl.c, Linux's blkdev_uring_cmd): checks the SQE
- * in Linux's order and issues the discard or write zeroes on `bio` (the
- * request's own bio, end_io set by the ring).  With BLKRING_ISSUE_NONBLOCK a
- * range that needs more than one bio fails with -EAGAIN before anything is
- * issued, and the ring re-issues it from the worker pool without the flag.
- * Returns 0 when issued (end_io runs once), a negative errno otherwise.
- */
-#define BLKRING_ISSUE_NONBLOCK (1U << 0)
-int blkring__blkdev_uring_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe,
-                              struct blkring_bio *bio, unsigned issue_flags);
-
-/* ---- hardware queues and tags (blk-mq.c) ---- */
-
-int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll, unsigned depth);
-void blkring__hctxs_exit(struct blkring_dev *dev);
-/* Picks the default or poll map queue for a bio. */
-struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev, struct blkring_bio *bio);
-/* Takes a tag: true to dispatch now, false when the bio went on the wait
- * list (it is dispatched by a later put_tag) or, with BIO_NOWAIT, -EAGAIN. */
-int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkring_bio *bio);
-/* Frees a tag; returns a waiting bio that now owns it, or NULL. */
-struct blkring_bio *blkring__hctx_put_tag(struct blkring_hctx *hctx);
-/* Poll-queue ownership: a poller skips a queue another poller holds. */
-static inline bool blkring__hctx_trylock_poll(struct blkring_hctx *hctx)
-{
-	uint32_t idle = 0;
-
-	return atomic_compare_exchange_strong_explicit(&hctx->busy, &idle, 1, memory_order_acquire,
-	                                               memory_order_relaxed);
-}
-static inline void blkring__hctx_unlock_poll(struct blkring_hctx *hctx)
-{
-	atomic_store_explicit(&hctx->busy, 0, memory_order_release);
-}
-
-/* ---- devices (dev.c) ---- */
-
-/* Allocates a device with the defaults; the driver fills the rest. */
-struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops);
-void blkring__dev_free(struct blkring_dev *dev);
 /* Counts one finished I/O on the calling thread's shard. */
 void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes, int status);
 
@@ -307,6 +190,198 @@ static inline void blkring__dev_account_ok(struct blkring_dev *dev, unsigned dir
 	                      atomic_load_explicit(&st->bytes[dir], memory_order_relaxed) + bytes,
 	                      memory_order_relaxed);
 }
+/* ---- bios (bio.c) ---- */
+
+/* An offset that is not a multiple of 512 leaves the bio marked invalid:
+ * blkring__submit_bio() then answers -EINVAL.  Inline: every read and
+ * write starts here, and the stores merge with the caller's own. */
+static inline void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
+                                     uint64_t offset, uint64_t size)
+{
+	bio->dev = dev;
+	bio->op = (uint8_t)op;
+	bio->flags = 0;
+	/* Only a byte offset says it is not sector-aligned: keep that fact for
+	 * blkring__submit_bio(), which then answers -EINVAL. */
+	bio->status = (offset & (SECTOR_SIZE - 1)) ? -EINVAL : 0;
+	bio->queue_hint = 0;
+	bio->sector = offset >> SECTOR_SHIFT;
+	bio->size = size;
+	bio->vec = NULL;
+	bio->nr_vecs = 0;
+	bio->vec_skip = 0;
+	bio->end_io = NULL;
+	bio->private = NULL;
+	bio->parent = NULL;
+	atomic_store_explicit(&bio->remaining, 1, memory_order_relaxed);
+	bio->account = false;
+	bio->hctx = NULL;
+	bio->deadline_ns = 0;
+	bio->driver_data = NULL;
+}
+
+static inline void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size_t len)
+{
+	bio->inline_vec.iov_base = buf;
+	bio->inline_vec.iov_len = len;
+	bio->vec = &bio->inline_vec;
+	bio->nr_vecs = 1;
+	bio->vec_skip = 0;
+}
+/* Makes child a chained child of parent (parent's end waits for it). */
+void blkring__bio_chain(struct blkring_bio *child, struct blkring_bio *parent);
+/* Copies between a bio's data window and a flat buffer. */
+void blkring__bio_copy_to(struct blkring_bio *bio, const void *src);
+void blkring__bio_copy_from(struct blkring_bio *bio, void *dst);
+
+/* A cursor over a bio's data window, for drivers that copy piecewise. */
+struct blkring_bio_iter {
+	const struct iovec *vec;
+	size_t off; /* bytes into vec[0] */
+};
+void blkring__bio_iter_init(struct blkring_bio_iter *it, const struct blkring_bio *bio);
+void blkring__bio_iter_copy_to(struct blkring_bio_iter *it, const void *src, size_t len);
+void blkring__bio_iter_copy_from(struct blkring_bio_iter *it, void *dst, size_t len);
+void blkring__bio_iter_zero(struct blkring_bio_iter *it, size_t len);
+/* Points dst's data window at src's, `skip` bytes further in. */
+void blkring__bio_clone_window(struct blkring_bio *dst, const struct blkring_bio *src,
+                               uint64_t skip);
+
+/* The general end (bio.c): errors, chained children and their parents. */
+void blkring__bio_endio_slow(struct blkring_bio *bio, int status);
+
+/*
+ * Ends a bio: records status (first error wins), counts it, runs end_io,
+ * ends a chained parent when its last child ended.  Inline, the common
+ * end: a bio with no parent and no children, ending well (its status is
+ * its own then, so a plain read of it is enough).
+ */
+static inline void blkring__bio_endio(struct blkring_bio *bio, int status)
+{
+	if (unlikely(status || bio->parent || __atomic_load_n(&bio->status, __ATOMIC_RELAXED) ||
+	             atomic_load_explicit(&bio->remaining, memory_order_acquire) != 1)) {
+		blkring__bio_endio_slow(bio, status);
+		return;
+	}
+	if (bio->account)
+		blkring__dev_account_ok(bio->dev, blkring__op_dir(bio->op), bio->size);
+	if (bio->end_io)
+		bio->end_io(bio);
+}
+
+/* ---- submission (blk-core.c) ---- */
+
+/* Byte-range validation, as Linux's blk_validate_byte_range(). */
+int blkring__validate_byte_range(struct blkring_dev *dev, uint64_t offset, uint64_t len);
+/*
+ * Validates and issues a bio, splitting it to the device's limits.
+ * Returns a negative errno when rejected (nothing issued, end_io not
+ * called), 0 when accepted (end_io runs exactly once, maybe before return).
+ */
+int blkring__submit_bio(struct blkring_bio *bio);
+/* Polls the queues a polled bio went to. */
+int blkring__poll_bio(struct blkring_bio *bio);
+/* The largest bio the device takes for op, in bytes (whole logical blocks). */
+uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op);
+/* Allocates a child bio for op on [offset, offset+size) chained to parent;
+ * it frees itself when it ends.  NULL when out of memory. */
+struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigned op,
+                                             uint64_t offset, uint64_t size);
+
+/*
+ * Block device commands (ioctl.c, Linux's blkdev_uring_cmd): checks the SQE
+ * in Linux's order and issues the discard or write zeroes on `bio` (the
+ * request's own bio, end_io set by the ring).  With BLKRING_ISSUE_NONBLOCK a
+ * range that needs more than one bio fails with -EAGAIN before anything is
+ * issued, and the ring re-issues it from the worker pool without the flag.
+ * Returns 0 when issued (end_io runs once), a negative errno otherwise.
+ */
+#define BLKRING_ISSUE_NONBLOCK (1U << 0)
+int blkring__blkdev_uring_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe,
+                              struct blkring_bio *bio, unsigned issue_flags);
+
+/* ---- hardware queues and tags (blk-mq.c) ---- */
+
+int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll, unsigned depth);
+void blkring__hctxs_exit(struct blkring_dev *dev);
+/* The slow halves of the tag calls below: tags out, or bios waiting.  The
+ * put half runs after the tag was freed (blkring__hctx_put_tag_idle()). */
+int blkring__hctx_get_tag_slow(struct blkring_hctx *hctx, struct blkring_bio *bio);
+struct blkring_bio *blkring__hctx_put_tag_slow(struct blkring_hctx *hctx);
+
+/* Picks the default or poll map queue for a bio. */
+static inline struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev,
+                                                      struct blkring_bio *bio)
+{
+	unsigned hint = bio->queue_hint, n;
+
+	if (unlikely(bio->flags & BIO_POLLED) && dev->nr_poll_queues) {
+		n = dev->nr_poll_queues;
+		return &dev->hctxs[dev->nr_hw_queues + (n == 1 ? 0 : hint % n)];
+	}
+	n = dev->nr_hw_queues;
+	return &dev->hctxs[n == 1 ? 0 : hint % n];
+}
+
+/* A tag at once when one is free and no bio waits (FIFO: none overtaken):
+ * one compare-and-swap.  false says nothing; blkring__hctx_get_tag()
+ * then decides. */
+static inline bool blkring__hctx_try_get_tag(struct blkring_hctx *hctx)
+{
+	uint32_t n = atomic_load_explicit(&hctx->inflight, memory_order_relaxed);
+
+	return likely(n < hctx->depth &&
+	              !atomic_load_explicit(&hctx->nr_waiting, memory_order_relaxed)) &&
+	       atomic_compare_exchange_strong_explicit(&hctx->inflight, &n, n + 1,
+	                                               memory_order_seq_cst, memory_order_relaxed);
+}
+
+/*
+ * Takes a tag: 1 to dispatch now, 0 when the bio went on the wait list (it
+ * is dispatched by a later put_tag) or, with BIO_NOWAIT, -EAGAIN.
+ */
+static inline int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkring_bio *bio)
+{
+	if (likely(blkring__hctx_try_get_tag(hctx)))
+		return 1;
+	return blkring__hctx_get_tag_slow(hctx, bio);
+}
+
+/* Frees a tag; true when no bio waits, else blkring__hctx_put_tag_slow()
+ * hands the tag on.  The decrement and the read of nr_waiting are the
+ * putter's half of the hand-off described in blk-mq.c. */
+static inline bool blkring__hctx_put_tag_idle(struct blkring_hctx *hctx)
+{
+	atomic_fetch_sub_explicit(&hctx->inflight, 1, memory_order_seq_cst);
+	return likely(!atomic_load_explicit(&hctx->nr_waiting, memory_order_seq_cst));
+}
+
+/* Frees a tag; returns a waiting bio that now owns it, or NULL. */
+static inline struct blkring_bio *blkring__hctx_put_tag(struct blkring_hctx *hctx)
+{
+	if (likely(blkring__hctx_put_tag_idle(hctx)))
+		return NULL;
+	return blkring__hctx_put_tag_slow(hctx);
+}
+
+/* Poll-queue ownership: a poller skips a queue another poller holds. */
+static inline bool blkring__hctx_trylock_poll(struct blkring_hctx *hctx)
+{
+	uint32_t idle = 0;
+
+	return atomic_compare_exchange_strong_explicit(&hctx->busy, &idle, 1, memory_order_acquire,
+	                                               memory_order_relaxed);
+}
+static inline void blkring__hctx_unlock_poll(struct blkring_hctx *hctx)
+{
+	atomic_store_explicit(&hctx->busy, 0, memory_order_release);
+}
+
+/* ---- devices (dev.c) ---- */
+
+/* Allocates a device with the defaults; the driver fills the rest. */
+struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops);
+void blkring__dev_free(struct blkring_dev *dev);
 /* Takes another open reference (a volume holding its legs); drop it with
  * blkring_dev_close(). */
 void blkring__dev_get(struct blkring_dev *dev);
