@@ -251,6 +251,14 @@ static void test_stress_none(void)
 	stress("null:size=1M,irqmode=0,hw_queue_depth=2,submit_queues=2,name=s0", 0, false, false);
 }
 
+/* Inline ends that hold tags (memory_backed): waiters are started by the
+ * thread whose bio ends. */
+static void test_stress_none_memory(void)
+{
+	stress("null:size=1M,irqmode=0,hw_queue_depth=2,submit_queues=2,memory_backed=1,name=s0m",
+	       0, false, false);
+}
+
 static void test_stress_timer(void)
 {
 	stress("null:size=1M,irqmode=2,completion_nsec=2000,hw_queue_depth=4,name=s2", 0, false,
@@ -271,6 +279,7 @@ static const struct test_case cases[] = {
     {"timer_mode", test_timer_mode, 0},
     {"stress_softirq", test_stress_softirq, 0},
     {"stress_none", test_stress_none, 0},
+    {"stress_none_memory", test_stress_none_memory, 0},
     {"stress_timer", test_stress_timer, 0},
     {"stress_poll", test_stress_poll, 0},
     {NULL, NULL, 0},

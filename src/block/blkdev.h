@@ -305,7 +305,7 @@ int blkring__blkdev_uring_cmd(struct blkring_dev *dev, const struct blkring_sqe 
 int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll, unsigned depth);
 void blkring__hctxs_exit(struct blkring_dev *dev);
 /* The slow halves of the tag calls below: tags out, or bios waiting.  The
- * put half runs after the tag was freed (blkring__hctx_put_tag_idle()). */
+ * put half runs after the tag was freed. */
 int blkring__hctx_get_tag_slow(struct blkring_hctx *hctx, struct blkring_bio *bio);
 struct blkring_bio *blkring__hctx_put_tag_slow(struct blkring_hctx *hctx);
 
@@ -323,43 +323,31 @@ static inline struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev,
 	return &dev->hctxs[n == 1 ? 0 : hint % n];
 }
 
-/* A tag at once when one is free and no bio waits (FIFO: none overtaken):
- * one compare-and-swap.  false says nothing; blkring__hctx_get_tag()
- * then decides. */
-static inline bool blkring__hctx_try_get_tag(struct blkring_hctx *hctx)
-{
-	uint32_t n = atomic_load_explicit(&hctx->inflight, memory_order_relaxed);
-
-	return likely(n < hctx->depth &&
-	              !atomic_load_explicit(&hctx->nr_waiting, memory_order_relaxed)) &&
-	       atomic_compare_exchange_strong_explicit(&hctx->inflight, &n, n + 1,
-	                                               memory_order_seq_cst, memory_order_relaxed);
-}
-
 /*
  * Takes a tag: 1 to dispatch now, 0 when the bio went on the wait list (it
- * is dispatched by a later put_tag) or, with BIO_NOWAIT, -EAGAIN.
+ * is dispatched by a later put_tag) or, with BIO_NOWAIT, -EAGAIN.  Inline,
+ * one compare-and-swap when a tag is free and no bio waits (FIFO: none is
+ * overtaken).
  */
 static inline int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkring_bio *bio)
 {
-	if (likely(blkring__hctx_try_get_tag(hctx)))
+	uint32_t n = atomic_load_explicit(&hctx->inflight, memory_order_relaxed);
+
+	if (likely(n < hctx->depth &&
+	           !atomic_load_explicit(&hctx->nr_waiting, memory_order_relaxed)) &&
+	    atomic_compare_exchange_strong_explicit(&hctx->inflight, &n, n + 1,
+	                                            memory_order_seq_cst, memory_order_relaxed))
 		return 1;
 	return blkring__hctx_get_tag_slow(hctx, bio);
 }
 
-/* Frees a tag; true when no bio waits, else blkring__hctx_put_tag_slow()
- * hands the tag on.  The decrement and the read of nr_waiting are the
- * putter's half of the hand-off described in blk-mq.c. */
-static inline bool blkring__hctx_put_tag_idle(struct blkring_hctx *hctx)
-{
-	atomic_fetch_sub_explicit(&hctx->inflight, 1, memory_order_seq_cst);
-	return likely(!atomic_load_explicit(&hctx->nr_waiting, memory_order_seq_cst));
-}
-
-/* Frees a tag; returns a waiting bio that now owns it, or NULL. */
+/* Frees a tag; returns a waiting bio that now owns it, or NULL.  The
+ * decrement and the read of nr_waiting are the putter's half of the
+ * hand-off described in blk-mq.c. */
 static inline struct blkring_bio *blkring__hctx_put_tag(struct blkring_hctx *hctx)
 {
-	if (likely(blkring__hctx_put_tag_idle(hctx)))
+	atomic_fetch_sub_explicit(&hctx->inflight, 1, memory_order_seq_cst);
+	if (likely(!atomic_load_explicit(&hctx->nr_waiting, memory_order_seq_cst)))
 		return NULL;
 	return blkring__hctx_put_tag_slow(hctx);
 }
