@@ -49,7 +49,7 @@ void blkring__bio_endio_slow(struct blkring_bio *bio, int status)
 		if (parent)
 			bio_set_status(parent, st);
 		if (bio->account)
-			blkring__dev_account(bio->dev, blkring__op_dir(bio->op), bio->size, st);
+			blkring__dev_account(bio->dev, bio->op, bio->size, st);
 		if (bio->end_io)
 			bio->end_io(bio);
 		bio = parent;

@@ -31,6 +31,7 @@ enum blkring__req_op {
 	REQ_OP_FLUSH,
 	REQ_OP_DISCARD,
 	REQ_OP_WRITE_ZEROES,
+	REQ_OP_NR
 };
 
 /* bio->flags */
@@ -100,11 +101,14 @@ struct blkring_hctx {
 	void *driver_data;
 };
 
-/* One device's per-thread counters; see blkring__dev_account(). */
+/* One device's per-thread counters by REQ_OP_* (blkring_dev_info() turns
+ * them into BLKRING_DIR_*): an I/O's count and bytes side by side, so an
+ * end touches one 16-byte slot. */
 struct blkring_dev_stats {
-	_Atomic uint64_t ios[BLKRING_DIR_NR];
-	_Atomic uint64_t bytes[BLKRING_DIR_NR];
-	_Atomic uint64_t errors[BLKRING_DIR_NR];
+	struct {
+		_Atomic uint64_t ios, bytes;
+	} done[REQ_OP_NR];
+	_Atomic uint64_t errors[REQ_OP_NR];
 } __cacheline_aligned;
 
 #define BLKRING_STATS_SHARDS 32
@@ -148,21 +152,8 @@ struct blkring_dev {
 
 /* ---- counters (dev.c) ---- */
 
-/* Counts one finished I/O on the calling thread's shard. */
-void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes, int status);
-
-static inline unsigned blkring__op_dir(unsigned op)
-{
-	static const uint8_t dir[] = {
-	    [REQ_OP_READ] = BLKRING_DIR_READ,
-	    [REQ_OP_WRITE] = BLKRING_DIR_WRITE,
-	    [REQ_OP_FLUSH] = BLKRING_DIR_FLUSH,
-	    [REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
-	    [REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
-	};
-
-	return dir[op];
-}
+/* Counts one finished I/O of op on the calling thread's shard. */
+void blkring__dev_account(struct blkring_dev *dev, unsigned op, uint64_t bytes, int status);
 
 /*
  * The calling thread's own counter shard, or a value at or above
@@ -174,22 +165,22 @@ extern _Thread_local unsigned blkring__stats_shard __attribute__((tls_model("ini
 
 /* A successful I/O on the thread's own shard: two plain adds, no lock
  * prefix, since no other thread writes that shard. */
-static inline void blkring__dev_account_ok(struct blkring_dev *dev, unsigned dir, uint64_t bytes)
+static inline void blkring__dev_account_ok(struct blkring_dev *dev, unsigned op, uint64_t bytes)
 {
 	unsigned shard = blkring__stats_shard;
-	struct blkring_dev_stats *st = &dev->stats[shard];
+	__typeof__(dev->stats[0].done[0]) *c = &dev->stats[shard].done[op];
 
 	if (unlikely(shard >= BLKRING_STATS_SHARED)) {
-		blkring__dev_account(dev, dir, bytes, 0);
+		blkring__dev_account(dev, op, bytes, 0);
 		return;
 	}
-	atomic_store_explicit(&st->ios[dir],
-	                      atomic_load_explicit(&st->ios[dir], memory_order_relaxed) + 1,
+	atomic_store_explicit(&c->ios, atomic_load_explicit(&c->ios, memory_order_relaxed) + 1,
 	                      memory_order_relaxed);
-	atomic_store_explicit(&st->bytes[dir],
-	                      atomic_load_explicit(&st->bytes[dir], memory_order_relaxed) + bytes,
+	atomic_store_explicit(&c->bytes,
+	                      atomic_load_explicit(&c->bytes, memory_order_relaxed) + bytes,
 	                      memory_order_relaxed);
 }
+
 /* ---- bios (bio.c) ---- */
 
 /* An offset that is not a multiple of 512 leaves the bio marked invalid:
@@ -264,7 +255,7 @@ static inline void blkring__bio_endio(struct blkring_bio *bio, int status)
 		return;
 	}
 	if (bio->account)
-		blkring__dev_account_ok(bio->dev, blkring__op_dir(bio->op), bio->size);
+		blkring__dev_account_ok(bio->dev, bio->op, bio->size);
 	if (bio->end_io)
 		bio->end_io(bio);
 }

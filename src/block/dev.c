@@ -363,7 +363,7 @@ static inline void stat_add(_Atomic uint64_t *c, uint64_t v, bool owned)
 		atomic_fetch_add_explicit(c, v, memory_order_relaxed);
 }
 
-void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes, int status)
+void blkring__dev_account(struct blkring_dev *dev, unsigned op, uint64_t bytes, int status)
 {
 	struct blkring_dev_stats *st;
 	bool owned;
@@ -373,12 +373,20 @@ void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes,
 	owned = blkring__stats_shard != BLKRING_STATS_SHARED;
 	st = &dev->stats[blkring__stats_shard];
 	if (unlikely(status)) {
-		stat_add(&st->errors[dir], 1, owned);
+		stat_add(&st->errors[op], 1, owned);
 		return;
 	}
-	stat_add(&st->ios[dir], 1, owned);
-	stat_add(&st->bytes[dir], bytes, owned);
+	stat_add(&st->done[op].ios, 1, owned);
+	stat_add(&st->done[op].bytes, bytes, owned);
 }
+
+static const uint8_t op_dir[REQ_OP_NR] = {
+    [REQ_OP_READ] = BLKRING_DIR_READ,
+    [REQ_OP_WRITE] = BLKRING_DIR_WRITE,
+    [REQ_OP_FLUSH] = BLKRING_DIR_FLUSH,
+    [REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
+    [REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
+};
 
 int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info)
 {
@@ -400,13 +408,17 @@ int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info)
 	info->queue_depth = dev->hctxs ? dev->hctxs[0].depth : 0;
 	info->read_only = dev->read_only;
 	for (unsigned s = 0; s < BLKRING_STATS_SHARDS; s++) {
-		for (unsigned d = 0; d < BLKRING_DIR_NR; d++) {
+		const struct blkring_dev_stats *st = &dev->stats[s];
+
+		for (unsigned op = 0; op < REQ_OP_NR; op++) {
+			unsigned d = op_dir[op];
+
 			info->ios[d] +=
-			    atomic_load_explicit(&dev->stats[s].ios[d], memory_order_relaxed);
+			    atomic_load_explicit(&st->done[op].ios, memory_order_relaxed);
 			info->bytes[d] +=
-			    atomic_load_explicit(&dev->stats[s].bytes[d], memory_order_relaxed);
+			    atomic_load_explicit(&st->done[op].bytes, memory_order_relaxed);
 			info->errors[d] +=
-			    atomic_load_explicit(&dev->stats[s].errors[d], memory_order_relaxed);
+			    atomic_load_explicit(&st->errors[op], memory_order_relaxed);
 		}
 	}
 	return 0;
