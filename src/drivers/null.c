@@ -360,19 +360,20 @@ static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 
 /*
  * irqmode=none with nothing to do for the data (no memory backing, no
- * badblocks, no bandwidth limit), picked at open.  A bio on a default-map
- * queue starts and ends inside its submitter's call, so it takes no tag:
- * the queue never holds more bios than there are threads inside submit at
- * that moment, none of them ever waits, and a tag would only have cost two
- * locked read-modify-writes on a line every submitter shares (half the
- * IOPS, measured).  hw_queue_depth still bounds every queue where a bio can
- * outlive the call: other irqmodes, mbps, memory or badblocks, poll queues.
+ * badblocks, no bandwidth limit), picked at open.  A bio for the default
+ * map starts and ends inside its submitter's call, so it neither takes a
+ * tag nor names a queue (bio->hctx stays NULL, as for any bio no queue
+ * took): the queues never hold more bios than there are threads inside
+ * submit at that moment, none of them ever waits, and a tag would only
+ * have cost two locked read-modify-writes on a line every submitter
+ * shares (half the IOPS, measured).  hw_queue_depth still bounds every
+ * queue where a bio can outlive the call: other irqmodes, mbps, memory or
+ * badblocks, and the poll queues.
  */
 static int null_submit_bio_none(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	if (unlikely(bio->flags & BIO_POLLED))
 		return null_submit_bio(dev, bio);
-	bio->hctx = blkring__map_queue(dev, bio);
 	blkring__bio_endio(bio, 0);
 	return 0;
 }
