@@ -168,12 +168,13 @@ extern _Thread_local unsigned blkring__stats_shard __attribute__((tls_model("ini
 static inline void blkring__dev_account_ok(struct blkring_dev *dev, unsigned op, uint64_t bytes)
 {
 	unsigned shard = blkring__stats_shard;
-	__typeof__(dev->stats[0].done[0]) *c = &dev->stats[shard].done[op];
+	__typeof__(dev->stats[0].done[0]) *c;
 
 	if (unlikely(shard >= BLKRING_STATS_SHARED)) {
 		blkring__dev_account(dev, op, bytes, 0);
 		return;
 	}
+	c = &dev->stats[shard].done[op];
 	atomic_store_explicit(&c->ios, atomic_load_explicit(&c->ios, memory_order_relaxed) + 1,
 	                      memory_order_relaxed);
 	atomic_store_explicit(&c->bytes,
