@@ -262,22 +262,10 @@ static inline int null_handle(struct null_dev *nd, struct blkring_bio *bio)
 
 static void queue_push(struct null_queue *q, struct blkring_bio *bio);
 
-/* A bio that holds a tag: does its data, then returns it when it ends at
- * once, or queues it for the queue's thread or poller and returns NULL. */
-static struct blkring_bio *null_start(struct null_queue *q, struct blkring_bio *bio)
-{
-	bio->driver_data = (void *)(intptr_t)null_handle(q->nd, bio);
-	if (likely(q->nd->inline_completion && !q->hctx->poll))
-		return bio;
-	queue_push(q, bio);
-	return NULL;
-}
-
 /*
  * Ends a bio that holds a tag.  The tag is freed first so that a caller
  * who sees the end sees the queue idle; a bio waiting for the tag is then
- * started by us.  A loop, not recursion: with inline completion each end
- * may start the next waiter.
+ * dispatched by us.
  */
 static void null_end(struct null_queue *q, struct blkring_bio *bio)
 {
@@ -285,7 +273,14 @@ static void null_end(struct null_queue *q, struct blkring_bio *bio)
 		struct blkring_bio *next = blkring__hctx_put_tag(q->hctx);
 
 		blkring__bio_endio(bio, (int)(intptr_t)bio->driver_data);
-		bio = next ? null_start(q, next) : NULL;
+		bio = NULL;
+		if (!next)
+			break;
+		next->driver_data = (void *)(intptr_t)null_handle(q->nd, next);
+		if (q->nd->inline_completion && !q->hctx->poll)
+			bio = next;
+		else
+			queue_push(q, next);
 	}
 }
 
@@ -354,7 +349,11 @@ static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	ret = blkring__hctx_get_tag(hctx, bio);
 	if (ret <= 0)
 		return ret; /* waiting for a tag (0), or NOWAIT without one */
-	null_end(q, null_start(q, bio));
+	bio->driver_data = (void *)(intptr_t)null_handle(nd, bio);
+	if (likely(nd->inline_completion && !hctx->poll))
+		null_end(q, bio);
+	else
+		queue_push(q, bio);
 	return 0;
 }
 
