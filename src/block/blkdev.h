@@ -186,7 +186,7 @@ static inline void blkring__dev_account_ok(struct blkring_dev *dev, unsigned op,
 
 /* An offset that is not a multiple of 512 leaves the bio marked invalid:
  * blkring__submit_bio() then answers -EINVAL.  Inline: every read and
- * write starts here, and the stores merge with the caller's own. */
+ * write starts here, so these are stores in the caller, not a call. */
 static inline void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
                                      uint64_t offset, uint64_t size)
 {
@@ -220,6 +220,7 @@ static inline void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size
 	bio->nr_vecs = 1;
 	bio->vec_skip = 0;
 }
+
 /* Makes child a chained child of parent (parent's end waits for it). */
 void blkring__bio_chain(struct blkring_bio *child, struct blkring_bio *parent);
 /* Copies between a bio's data window and a flat buffer. */

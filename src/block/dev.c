@@ -380,6 +380,8 @@ void blkring__dev_account(struct blkring_dev *dev, unsigned op, uint64_t bytes, 
 	stat_add(&st->done[op].bytes, bytes, owned);
 }
 
+/* The counters are kept by REQ_OP_*; blkring_dev_info() reports them by
+ * BLKRING_DIR_*. */
 static const uint8_t op_dir[REQ_OP_NR] = {
     [REQ_OP_READ] = BLKRING_DIR_READ,
     [REQ_OP_WRITE] = BLKRING_DIR_WRITE,
