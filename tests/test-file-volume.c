@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * file devices as the legs of volumes: a volume striped over two loop
+ * devices keeps what a ring writes through it, each leg holds its chunks
+ * where dm-stripe puts them, and discards reach the legs.
+ */
+#include "test-file-util.h"
+
+#define CHUNK_SECTORS 16 /* 8 KiB */
+#define CHUNK (CHUNK_SECTORS * 512)
+#define VOL_SIZE (16U << 20)
+#define IO 65536
+
+static struct blkring_dev *striped_volume(void)
+{
+	struct blkring_dev *vol = NULL;
+	char table[512];
+	int ret;
+
+	snprintf(table, sizeof(table), "0 %u striped 2 %u %s 0 %s 0\n", VOL_SIZE / 512,
+	         CHUNK_SECTORS, tf_loop(0), tf_loop(1));
+	ret = blkring_vol_create(table, NULL, &vol);
+	if (ret)
+		TEST_FAIL("volume: %s (%s)", strerror(-ret), blkring_last_error());
+	return vol;
+}
+
+static void ring_io(struct blkring *ring, bool write, char *buf, uint64_t off)
+{
+	struct blkring_sqe *sqe = blkring_get_sqe(ring);
+	struct blkring_cqe *cqe;
+
+	CHECK(sqe);
+	if (write)
+		blkring_prep_write(sqe, 0, buf, IO, off);
+	else
+		blkring_prep_read(sqe, 0, buf, IO, off);
+	CHECK_EQ(blkring_submit(ring), 1);
+	CHECK_EQ(blkring_wait_cqe(ring, &cqe), 0);
+	CHECK_EQ(cqe->res, IO);
+	blkring_cqe_seen(ring, cqe);
+}
+
+/* Where dm-stripe puts volume byte `off`: the leg and its byte there. */
+static void stripe_map(uint64_t off, unsigned *leg, uint64_t *leg_off)
+{
+	uint64_t chunk = off / CHUNK;
+
+	*leg = (unsigned)(chunk % 2);
+	*leg_off = (chunk / 2) * CHUNK + off % CHUNK;
+}
+
+static void test_striped_loops(void)
+{
+	struct blkring_dev *vol = striped_volume();
+	struct blkring_dev *legs[2] = {tf_open("%s", tf_loop(0)), tf_open("%s", tf_loop(1))};
+	char *buf = tf_alloc(IO), *leg = tf_alloc(CHUNK);
+	struct blkring ring;
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &vol, 1), 0);
+	for (uint64_t off = 0; off < VOL_SIZE; off += IO) {
+		tf_fill(buf, IO, off, 50);
+		ring_io(&ring, true, buf, off);
+	}
+	for (uint64_t off = 0; off < VOL_SIZE; off += IO) {
+		memset(buf, 0, IO);
+		ring_io(&ring, false, buf, off);
+		CHECK(tf_check_pattern(buf, IO, off, 50));
+	}
+	/* Each leg holds its chunks where dm-stripe puts them. */
+	for (uint64_t off = 0; off < VOL_SIZE; off += 7 * CHUNK) {
+		unsigned l;
+		uint64_t loff;
+
+		stripe_map(off, &l, &loff);
+		CHECK_EQ(blkring_dev_pread(legs[l], leg, CHUNK, loff), CHUNK);
+		CHECK(tf_check_pattern(leg, CHUNK, off, 50));
+	}
+	/* A discard through the volume reaches both legs. */
+	CHECK_EQ(blkring_dev_discard(vol, 0, 4 * CHUNK), 0);
+	CHECK_EQ(blkring_dev_pread(vol, buf, 4 * CHUNK, 0), 4 * CHUNK);
+	CHECK(tf_is_zero(buf, 4 * CHUNK));
+	CHECK_EQ(blkring_dev_pread(legs[1], leg, CHUNK, 0), CHUNK);
+	CHECK(tf_is_zero(leg, CHUNK));
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(vol), 0);
+	CHECK_EQ(blkring_dev_close(legs[0]), 0);
+	CHECK_EQ(blkring_dev_close(legs[1]), 0);
+	free(buf);
+	free(leg);
+}
+
+/* A linear volume over a regular file, named by a bare path. */
+static void test_linear_file(void)
+{
+	const char *path = tf_path(tf.shm_dir, "leg.img");
+	struct blkring_dev *vol = NULL;
+	char table[400];
+	char *buf = tf_alloc(IO);
+	int fd;
+
+	CHECK_EQ(tf_make_file(path, 4 << 20), 0);
+	snprintf(table, sizeof(table), "0 4096 linear %s 2048\n", path);
+	CHECK_EQ(blkring_vol_create(table, NULL, &vol), 0);
+	tf_fill(buf, IO, 0, 51);
+	CHECK_EQ(blkring_dev_pwrite(vol, buf, IO, 0), IO);
+	CHECK_EQ(blkring_dev_close(vol), 0);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	memset(buf, 0, IO);
+	CHECK_EQ(pread(fd, buf, IO, 1 << 20), IO); /* the leg's sector 2048 */
+	CHECK(tf_check_pattern(buf, IO, 0, 51));
+	close(fd);
+	free(buf);
+}
+
+static const struct test_case cases[] = {
+    {"striped_loops", test_striped_loops, 0},
+    {"linear_file", test_linear_file, 0},
+    {NULL, NULL, 0},
+};
+
+int main(int argc, char **argv)
+{
+	tf_setup();
+	tf_add_loop(8 << 20, 512);
+	tf_add_loop(8 << 20, 512);
+	return tf_main(cases, argc, argv);
+}
