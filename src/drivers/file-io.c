@@ -284,7 +284,7 @@ void file_end(struct file_dev *fd, struct blkring_bio *bio, int status)
 	while (bio) {
 		struct blkring_bio *next;
 
-		if (bio->op <= REQ_OP_WRITE)
+		if (unlikely(bio->driver_data) && bio->op <= REQ_OP_WRITE)
 			free(bio->driver_data);
 		next = blkring__hctx_put_tag(bio->hctx);
 		blkring__bio_endio(bio, status);

@@ -26,12 +26,26 @@
 
 /* ---- one kernel ring ---- */
 
-/* SUBMIT_ALL: an SQE the kernel refuses (it posts its CQE) does not hold
- * back the rest of the batch (Linux 5.18+; without it, retried plain). */
-static int ring_init(struct io_uring *ring, unsigned depth, unsigned flags)
+/*
+ * SUBMIT_ALL: an SQE the kernel refuses (it posts its CQE) does not hold
+ * back the rest of the batch.  A ring's own queue adds COOP_TASKRUN: its
+ * completions wait for the owner's next entry into the kernel (every
+ * batch's submit, or a sleep, which they wake) instead of interrupting it;
+ * TASKRUN_FLAG says when some wait, so the owner can fetch them without
+ * submitting.  The shared queue and the poll queues keep the interruption:
+ * their CQs are looked at by a thread that did not submit, or without
+ * entering the kernel.  Kernels without these flags (before 5.19) get a
+ * plain ring.
+ */
+static int ring_init(struct io_uring *ring, unsigned depth, unsigned kind, bool iopoll)
 {
-	int ret = io_uring_queue_init(depth, ring, flags | IORING_SETUP_SUBMIT_ALL);
+	unsigned flags = iopoll ? IORING_SETUP_IOPOLL : 0;
+	unsigned extra = IORING_SETUP_SUBMIT_ALL;
+	int ret;
 
+	if (kind == QUEUE_RING)
+		extra |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+	ret = io_uring_queue_init(depth, ring, flags | extra);
 	if (ret == -EINVAL)
 		ret = io_uring_queue_init(depth, ring, flags);
 	return ret;
@@ -39,7 +53,7 @@ static int ring_init(struct io_uring *ring, unsigned depth, unsigned flags)
 
 int file_queue_setup(struct file_queue *q, struct file_dev *fd, unsigned kind, bool iopoll)
 {
-	int ret = ring_init(&q->ring, fd->depth, iopoll ? IORING_SETUP_IOPOLL : 0);
+	int ret = ring_init(&q->ring, fd->depth, kind, iopoll);
 
 	if (ret)
 		return ret;
@@ -230,9 +244,19 @@ static void ring_queue_flush(struct blkring_ioc_queue *link)
 		queue_submit(&rq->poll);
 }
 
+/* Completions the kernel holds back for the owner (COOP_TASKRUN). */
+static bool ring_queue_held(struct file_ring_queue *rq)
+{
+	return IO_URING_READ_ONCE(*rq->q.ring.sq.kflags) & IORING_SQ_TASKRUN;
+}
+
 static unsigned ring_queue_reap(struct blkring_ioc_queue *link)
 {
-	return queue_reap(&ring_queue(link)->q);
+	struct file_ring_queue *rq = ring_queue(link);
+
+	if (unlikely(ring_queue_held(rq)))
+		io_uring_get_events(&rq->q.ring);
+	return queue_reap(&rq->q);
 }
 
 /*
@@ -255,7 +279,7 @@ static bool ring_queue_prepare_sleep(struct blkring_ioc_queue *link)
 			return false; /* the owner keeps looking instead of sleeping */
 		rq->evfd_registered = true;
 	}
-	return !io_uring_cq_ready(ring);
+	return !io_uring_cq_ready(ring) && !ring_queue_held(rq);
 }
 
 static void ring_queue_exit(struct blkring_ioc_queue *link)
