@@ -2,14 +2,13 @@
 /*
  * file devices: the per-ring kernel io_urings, driven through the
  * struct blkring_ioc contract by a stand-in for a ring's owner thread
- * (flush at the end of a batch, reap, sleep on the eventfd, exit).
+ * (flush at the end of a batch, reap, sleep in poll(), exit).
  * Batching, sleeping on kernel completions, two owners on one device with
  * nothing shared, polled I/O (kernel IOPOLL and CQ polling), registered
  * buffers, and bios that wait for a tag.
  */
 #include <poll.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
 
 #include "drivers/file.h"
 #include "test-file-util.h"
@@ -34,8 +33,7 @@ struct obio {
 static void owner_init(struct owner *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->ioc.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	CHECK(o->ioc.wake_fd >= 0);
+	o->ioc.wake_fd = -1;
 }
 
 static void obio_end(struct blkring_bio *bio)
@@ -66,22 +64,23 @@ static unsigned owner_reap(struct owner *o)
 	return n;
 }
 
-/* The ring's sleep: empty the eventfd, let every queue prepare, sleep
- * unless one has completions already. */
+/* The ring's sleep: in poll() on every queue's descriptor, unless one has
+ * completions already.  (A ring also polls the eventfd of its task work.) */
 static void owner_sleep(struct owner *o)
 {
-	struct pollfd pfd = {.fd = o->ioc.wake_fd, .events = POLLIN};
-	bool sleep = true;
-	uint64_t v;
+	struct pollfd pfds[4];
+	nfds_t n = 0;
 
-	if (read(o->ioc.wake_fd, &v, sizeof(v)) < 0)
-		CHECK_EQ(errno, EAGAIN);
-	for (struct blkring_ioc_queue *q = o->ioc.queues; q; q = q->next)
-		sleep &= q->ops->prepare_sleep(q);
-	if (sleep) {
-		o->sleeps++;
-		CHECK(poll(&pfd, 1, 10000) == 1);
+	for (struct blkring_ioc_queue *q = o->ioc.queues; q; q = q->next) {
+		int fd = q->ops->prepare_sleep(q);
+
+		if (fd == -EAGAIN)
+			return;
+		if (fd >= 0 && n < 4)
+			pfds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
 	}
+	o->sleeps++;
+	CHECK(poll(pfds, n, 10000) > 0);
 }
 
 static void owner_wait(struct owner *o, struct obio *ob)
@@ -100,7 +99,6 @@ static void owner_exit(struct owner *o)
 		next = q->next;
 		q->ops->exit(q);
 	}
-	close(o->ioc.wake_fd);
 }
 
 static void obio_prep(struct owner *o, struct obio *ob, struct blkring_dev *dev, unsigned op,
@@ -184,8 +182,8 @@ static void test_tmpfs_batch(void)
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
-/* Loop devices complete later, from interrupts: the owner sleeps on its
- * eventfd and the kernel ring wakes it. */
+/* Loop devices complete later, from interrupts: the owner sleeps in poll()
+ * on the kernel ring, which wakes it. */
 static void test_loop_sleeps(void)
 {
 	struct blkring_dev *dev = tf_open("%s", tf_loop(0));

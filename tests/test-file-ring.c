@@ -2,7 +2,7 @@
 /*
  * file devices on rings: each ring gets its own kernel io_uring for the
  * device, flushed once per submit batch and reaped in the ring's enter and
- * wait; the owner sleeps on an eventfd that kernel completions and task
+ * wait; the owner sleeps in ppoll() on the kernel ring and on an eventfd task
  * work both signal; commands, registered buffers, exit and unregister.
  */
 #include <pthread.h>
@@ -83,7 +83,7 @@ static void test_tmpfs(void)
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
-/* A loop device completes from interrupts: the owner sleeps on its eventfd. */
+/* A loop device completes from interrupts: the owner sleeps on its kernel ring. */
 static void test_loop_sleeps(void)
 {
 	struct blkring_dev *dev = tf_open("%s", tf_loop(0));
@@ -108,7 +108,7 @@ static void test_loop_sleeps(void)
 }
 
 /* Beyond the tags bios wait and go to the shared queue: they end on its
- * reaper thread, as task work that wakes the owner from its eventfd. */
+ * reaper thread, as task work that wakes the owner through its eventfd. */
 static void test_task_work_wakes(void)
 {
 	struct blkring_dev *dev = tf_open("file:%s,hw_queue_depth=2", tf_loop(0));
@@ -276,7 +276,7 @@ static void *signal_when_asleep(void *arg)
 	return NULL;
 }
 
-/* Sleeping on the eventfd keeps the ring's wait semantics: a timeout is
+/* Sleeping in ppoll() keeps the ring's wait semantics: a timeout is
  * -ETIME, a signal handler -EINTR. */
 static void test_wait_semantics(void)
 {

@@ -12,6 +12,7 @@
 #define BLKRING_BLOCK_BLKDEV_H
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -129,9 +130,11 @@ struct blkring_dev_stats {
  *                  ioc->flush_pending says a queue holds work (one syscall
  *                  per batch);
  *   reap           whenever it enters, to end what completed (never sleeps);
- *   prepare_sleep  before the owner sleeps on ioc->wake_fd (an eventfd, just
- *                  emptied): completions from now on must signal it; returns
- *                  false when some are ready already (no sleep then);
+ *   prepare_sleep  before the owner sleeps: a descriptor that polls readable
+ *                  once completions are ready (the owner sleeps in ppoll()
+ *                  on those of all its queues and on its own eventfd),
+ *                  -EAGAIN when some are ready already (no sleep then), or
+ *                  -ENOENT when the queue has nothing to wait for;
  *   exit           when the ring exits or unregisters its devices, with
  *                  nothing in flight: frees the queue.
  */
@@ -140,7 +143,7 @@ struct blkring_ioc_queue;
 struct blkring_ioc_queue_ops {
 	void (*flush)(struct blkring_ioc_queue *q);
 	unsigned (*reap)(struct blkring_ioc_queue *q);
-	bool (*prepare_sleep)(struct blkring_ioc_queue *q);
+	int (*prepare_sleep)(struct blkring_ioc_queue *q);
 	void (*exit)(struct blkring_ioc_queue *q);
 };
 
@@ -154,7 +157,10 @@ struct blkring_ioc_queue {
 struct blkring_ioc {
 	struct blkring_ioc_queue *queues; /* owner-only list */
 	bool flush_pending;               /* a queue holds work for the next flush */
-	int wake_fd;                      /* the owner's eventfd; -1 until it sleeps with queues */
+	/* The ring's: where its owner sleeps while it has queues. */
+	int wake_fd;         /* an eventfd task work signals; -1 until the first sleep */
+	struct pollfd *pfds; /* the sleep's: wake_fd, then the queues' */
+	unsigned pfds_cap;
 	/* Registered buffers (blkring_register_buffers()); bufs_gen changes
 	 * with every registration, so a queue knows when to register anew. */
 	const struct iovec *bufs;

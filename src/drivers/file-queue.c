@@ -6,7 +6,7 @@
  * its first bio and used only by the ring's owner thread, so no lock is
  * shared between rings: bios queue SQEs, the ring's submit batch ends with
  * one io_uring_enter (flush), and completions are reaped in the ring's
- * enter, or signal the eventfd the owner sleeps on (prepare_sleep).  Polled bios go to
+ * enter, or wake the owner's sleep in ppoll() (prepare_sleep).  Polled bios go to
  * a second kernel ring of the pair, with IORING_SETUP_IOPOLL where the
  * device polls, else reaped by looking at its CQ without entering the
  * kernel; only polling reaps it.
@@ -260,26 +260,20 @@ static unsigned ring_queue_reap(struct blkring_ioc_queue *link)
 }
 
 /*
- * The owner sleeps on the ring's eventfd, which this kernel ring signals
- * with every batch of completions it posts, registered on the first sleep.
- * Always, not only while the owner sleeps (IORING_CQ_EVENTFD_DISABLED
- * cleared just before): the kernel reads that flag after publishing the CQ
- * tail with no barrier between, so a completion racing with the owner's
- * last look at the CQ could find the flag still set and signal nothing.
- * The cost is one eventfd signal per completion batch, once the owner
- * ever slept.
+ * The owner sleeps in ppoll() on the kernel ring's descriptor, which polls
+ * readable once a CQE is posted; completions held for the owner
+ * (COOP_TASKRUN) wake it from that sleep, are posted on the way out and
+ * make the poll succeed.  Nothing is registered and the kernel signals
+ * nothing more than it would: no eventfd per completion batch.
  */
-static bool ring_queue_prepare_sleep(struct blkring_ioc_queue *link)
+static int ring_queue_prepare_sleep(struct blkring_ioc_queue *link)
 {
 	struct file_ring_queue *rq = ring_queue(link);
 	struct io_uring *ring = &rq->q.ring;
 
-	if (!rq->evfd_registered) {
-		if (io_uring_register_eventfd(ring, rq->q.ioc->wake_fd))
-			return false; /* the owner keeps looking instead of sleeping */
-		rq->evfd_registered = true;
-	}
-	return !io_uring_cq_ready(ring) && !ring_queue_held(rq);
+	if (io_uring_cq_ready(ring) || ring_queue_held(rq))
+		return -EAGAIN;
+	return ring->ring_fd;
 }
 
 static void ring_queue_exit(struct blkring_ioc_queue *link)
@@ -311,10 +305,11 @@ static void no_flush(struct blkring_ioc_queue *link)
 	(void)link;
 }
 
-static bool no_prepare_sleep(struct blkring_ioc_queue *link)
+/* Nothing completes here: the shared queue's thread ends the ring's bios. */
+static int no_prepare_sleep(struct blkring_ioc_queue *link)
 {
 	(void)link;
-	return true;
+	return -ENOENT;
 }
 
 static const struct blkring_ioc_queue_ops failed_queue_ops = {

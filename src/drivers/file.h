@@ -72,7 +72,6 @@ struct file_ring_queue {
 	struct file_queue q;    /* interrupt-driven: reaped in the ring's enter and wait */
 	struct file_queue poll; /* polled I/O, made on the first */
 	bool failed;            /* no kernel ring could be had: the shared queue serves */
-	bool evfd_registered;   /* q signals ioc->wake_fd */
 };
 
 /* The thread that runs the blocking ioctls, so no submitter waits on one. */

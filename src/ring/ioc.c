@@ -13,6 +13,7 @@
  * not hit a descriptor that was reused for something else.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,24 +86,57 @@ void blkring__ioc_reap(struct blkring_ioc *ioc)
 		blkring__ioc_flush(ioc);
 }
 
-/*
- * Emptied before the queues' last look: a completion after that look
- * signals it again, one before is seen by the look.
- */
-int blkring__ioc_sleep_fd(struct blkring_ioc *ioc)
+static int pfds_reserve(struct blkring_ioc *ioc)
 {
-	uint64_t count;
-	bool sleep = true;
+	unsigned n = 1;
+	struct pollfd *pfds;
+
+	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
+		n++;
+	if (n <= ioc->pfds_cap)
+		return 0;
+	pfds = realloc(ioc->pfds, n * sizeof(*pfds));
+	if (!pfds)
+		return -ENOMEM;
+	ioc->pfds = pfds;
+	ioc->pfds_cap = n;
+	return 0;
+}
+
+/*
+ * A completion that comes after a queue's last look makes its descriptor
+ * readable, one before is seen by the look: no wake-up is lost.  The
+ * eventfd may hold a stale count (a producer's signal after a sleep ended):
+ * then the sleep ends at once, spuriously, and the count is drained.
+ */
+int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc)
+{
+	unsigned n = 1;
 
 	if (ioc->wake_fd < 0)
 		ioc->wake_fd = wake_fd_get();
 	if (ioc->wake_fd < 0)
-		return -1;
-	if (read(ioc->wake_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-		return -1;
-	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
-		sleep &= q->ops->prepare_sleep(q);
-	return sleep ? ioc->wake_fd : -EAGAIN;
+		return -EMFILE;
+	if (pfds_reserve(ioc))
+		return -ENOMEM;
+	ioc->pfds[0] = (struct pollfd){.fd = ioc->wake_fd, .events = POLLIN};
+	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next) {
+		int fd = q->ops->prepare_sleep(q);
+
+		if (fd == -EAGAIN)
+			return -EAGAIN;
+		if (fd >= 0)
+			ioc->pfds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+	}
+	return (int)n;
+}
+
+void blkring__ioc_woken(struct blkring_ioc *ioc)
+{
+	uint64_t count;
+
+	if ((ioc->pfds[0].revents & POLLIN) && read(ioc->wake_fd, &count, sizeof(count)) < 0)
+		return; /* emptied by nobody else: nothing to do */
 }
 
 void blkring__ioc_drop_queues(struct blkring_ioc *ioc)
@@ -123,6 +157,8 @@ void blkring__ioc_exit(struct blkring_ioc *ioc)
 	if (ioc->wake_fd >= 0)
 		wake_fd_put(ioc->wake_fd);
 	ioc->wake_fd = -1;
+	free(ioc->pfds);
+	ioc->pfds = NULL;
 	free((void *)ioc->bufs);
 	ioc->bufs = NULL;
 }

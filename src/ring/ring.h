@@ -319,9 +319,12 @@ void blkring__enter(struct blkring__ctx *ctx);
 void blkring__ioc_init(struct blkring_ioc *ioc);
 void blkring__ioc_flush(struct blkring_ioc *ioc);
 void blkring__ioc_reap(struct blkring_ioc *ioc);
-/* The eventfd to sleep on (-1 when none can be had), after emptying it and
- * letting the queues prepare; -EAGAIN when completions are ready already. */
-int blkring__ioc_sleep_fd(struct blkring_ioc *ioc);
+/* Fills ioc->pfds for a sleep: the owner's eventfd, then the queues'
+ * descriptors.  Returns how many, -EAGAIN when completions are ready
+ * already, or another -errno when no sleep can be had (look again). */
+int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc);
+/* After the sleep: drains the eventfd if it woke. */
+void blkring__ioc_woken(struct blkring_ioc *ioc);
 /* Frees the queues (nothing in flight); exit also gives back the eventfd. */
 void blkring__ioc_drop_queues(struct blkring_ioc *ioc);
 void blkring__ioc_exit(struct blkring_ioc *ioc);

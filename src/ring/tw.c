@@ -14,9 +14,9 @@
  * work); the futex wake needs only the address.  The sleeping value stays in
  * the pushed node's next pointer, where the owner counts it as a wake.
  *
- * A ring with driver queues (ioc.c) waits for kernel completions as well,
- * which signal an eventfd: its owner sleeps on that instead, and marks the
- * head with the descriptor, so the producer signals the eventfd.
+ * A ring with driver queues (ioc.c) waits for their completions as well:
+ * its owner sleeps in ppoll() on their descriptors and on an eventfd, and
+ * marks the head with the eventfd's descriptor, which the producer signals.
  *
  * Everything a later priority list, SQPOLL thread or deferred task running
  * needs sits behind these four calls: who runs (the owner check lives in
@@ -140,34 +140,36 @@ static int tw_cancel_sleep(struct blkring__tw_list *tw, uintptr_t sleeping, int 
 }
 
 /*
- * The sleep of a ring with driver queues: on the eventfd their kernel
- * completions and task work producers signal.  Returns as blkring__tw_wait()
- * does; 0 also when a kernel completion is ready.  Without an eventfd (none
- * could be had) it only yields: the caller looks again.
+ * The sleep of a ring with driver queues: in ppoll() on their descriptors
+ * and the eventfd task work producers signal.  Returns as
+ * blkring__tw_wait() does; 0 also when a queue has completions.  When no
+ * sleep can be set up (no eventfd, no memory) it only yields: the caller
+ * looks again.
  */
 static int tw_wait_fd(struct blkring__ctx *ctx, const struct timespec *deadline)
 {
 	struct blkring__tw_list *tw = &ctx->tw;
-	int fd = blkring__ioc_sleep_fd(&ctx->ioc);
+	int nr = blkring__ioc_prepare_sleep(&ctx->ioc);
 	uintptr_t empty = 0, mark;
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	struct timespec left;
 	int ret;
 
 	if (deadline && !time_left(deadline, &left))
 		return -ETIME;
-	if (fd < 0) {
-		if (fd != -EAGAIN)
+	if (nr < 0) {
+		if (nr != -EAGAIN)
 			sched_yield();
 		return 0;
 	}
-	mark = BLKRING__TW_SLEEPING_FD(fd);
+	mark = BLKRING__TW_SLEEPING_FD(ctx->ioc.wake_fd);
 	/* Release: the producer that takes the mark uses the descriptor. */
 	if (!atomic_compare_exchange_strong_explicit(&tw->head, &empty, mark, memory_order_release,
 	                                             memory_order_relaxed))
 		return 0;
 	blkring__stat_add(&ctx->stats.sleeps, 1);
-	ret = ppoll(&pfd, 1, deadline ? &left : NULL, NULL);
+	ret = ppoll(ctx->ioc.pfds, (nfds_t)nr, deadline ? &left : NULL, NULL);
+	if (ret > 0)
+		blkring__ioc_woken(&ctx->ioc);
 	if (ret == 0)
 		return tw_cancel_sleep(tw, mark, -ETIME);
 	if (ret < 0 && errno == EINTR)
