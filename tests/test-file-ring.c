@@ -2,8 +2,8 @@
 /*
  * file devices on rings: each ring gets its own kernel io_uring for the
  * device, flushed once per submit batch and reaped in the ring's enter and
- * wait; the owner sleeps in ppoll() on the kernel ring and on an eventfd task
- * work both signal; commands, registered buffers, exit and unregister.
+ * wait; the owner sleeps in ppoll() on the kernel ring and on an eventfd
+ * that task work signals; commands, registered buffers, exit and unregister.
  */
 #include <pthread.h>
 #include <signal.h>
