@@ -5,11 +5,11 @@
  * Each ring that does I/O to the device gets its own kernel ring, made on
  * its first bio and used only by the ring's owner thread, so no lock is
  * shared between rings: bios queue SQEs, the ring's submit batch ends with
- * one io_uring_enter (flush), and completions are reaped in the ring's
- * enter, or wake the owner's sleep in ppoll() (prepare_sleep).  Polled bios go to
- * a second kernel ring of the pair, with IORING_SETUP_IOPOLL where the
- * device polls, else reaped by looking at its CQ without entering the
- * kernel; only polling reaps it.
+ * one io_uring_enter (flush), and completions are reaped whenever the owner
+ * enters the ring, or wake its sleep in ppoll() (prepare_sleep).  Polled
+ * bios go to a second kernel ring of the pair, with IORING_SETUP_IOPOLL
+ * where the device polls, else reaped by looking at its CQ without
+ * entering the kernel; only polling reaps it.
  *
  * Bios no ring's owner submits (blocking calls, worker pools, bios that
  * waited for a tag) go to the device's shared kernel ring: any thread
@@ -234,12 +234,11 @@ static void ring_queue_flush(struct blkring_ioc_queue *link)
 {
 	struct file_ring_queue *rq = ring_queue(link);
 
-	/* Inline completions (tmpfs, the page cache) are ready when the
-	 * enter returns: end them now, and push what they queued. */
-	while (io_uring_sq_ready(&rq->q.ring)) {
+	/* What completed inside the enter (reads the page cache holds) is
+	 * ready when it returns: end it now, and push what that queued. */
+	do {
 		queue_submit(&rq->q);
-		queue_reap(&rq->q);
-	}
+	} while (queue_reap(&rq->q) && io_uring_sq_ready(&rq->q.ring));
 	if (rq->poll.has_ring)
 		queue_submit(&rq->poll);
 }
@@ -369,11 +368,10 @@ void file_queue_bio(struct file_queue *q, struct blkring_bio *bio)
 	}
 	if (unlikely((bio->flags & BIO_FIXED_BUF) && q->bufs_gen != q->ioc->bufs_gen))
 		queue_sync_buffers(q);
-	sqe = io_uring_get_sqe(&q->ring);
-	if (unlikely(!sqe)) {
+	/* Tags bound what is in flight on the device to the ring's size, so
+	 * the SQ has room but for a batch's continuations. */
+	while (unlikely(!(sqe = io_uring_get_sqe(&q->ring))))
 		queue_submit(q);
-		sqe = io_uring_get_sqe(&q->ring);
-	}
 	file_prep(q, sqe, bio);
 	q->ioc->flush_pending = true;
 }
