@@ -124,6 +124,7 @@ static void test_bad_keys(void)
 	check_open_fails(-EINVAL, "block devices", "file:%s,discard_cmd=0", path);
 	check_open_fails(-EINVAL, "block devices", "file:%s,zero_falloc=0", path);
 	check_open_fails(-EINVAL, "size", "file:%s,size=12Q", path);
+	check_open_fails(-EINVAL, "iopoll=1 needs direct=1", "file:%s,direct=0,iopoll=1", path);
 }
 
 static void test_too_small(void)
