@@ -121,12 +121,18 @@ static unsigned iopoll_reap(struct blkring__ctx *ctx)
 	return nr;
 }
 
-/* One polling pass (owner only): returns the CQEs it posted.  Links those
- * completions made ready start at the next entry. */
+/* One polling pass (owner only): returns the CQEs it posted.  The links
+ * those completions made ready start here, before the caller decides
+ * whether to sleep. */
 unsigned blkring__iopoll(struct blkring__ctx *ctx)
 {
+	unsigned nr;
+
 	iopoll_poll(ctx);
-	return iopoll_reap(ctx);
+	nr = iopoll_reap(ctx);
+	if (nr)
+		blkring__issue_pending(ctx);
+	return nr;
 }
 
 /*
