@@ -61,7 +61,7 @@ int blkring__iopoll_submit(struct blkring__ctx *ctx, struct blkring_req *req,
 {
 	int ret;
 
-	bio->flags |= BIO_POLLED;
+	bio->flags |= BIO_POLLED | BIO_POLL_TRACKED;
 	bio->queue_hint = ctx->queue_hint;
 	bio->end_io = iopoll_end_io;
 	bio->private = req;
