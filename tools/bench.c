@@ -230,17 +230,26 @@ static void bench_notes(const struct bench_cfg *cfg)
 	}
 }
 
-static int bench_signals(struct bench_run *br)
+/*
+ * SIGINT and SIGTERM are blocked before any thread exists (the library
+ * starts device threads when a device opens), so every thread inherits the
+ * mask and the signals arrive only through the signalfd.
+ */
+static void bench_block_signals(sigset_t *set)
 {
-	sigset_t set;
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	/* A shell starts background commands with SIGINT ignored, and an
+	 * ignored signal never reaches a signalfd: take them back. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	/* Blocked before any thread exists, so every thread inherits it and
-	 * the signals arrive only through the signalfd. */
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	br->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+static int bench_signals(struct bench_run *br, const sigset_t *set)
+{
+	br->sig_fd = signalfd(-1, set, SFD_CLOEXEC);
 	br->done_fd = eventfd(0, EFD_CLOEXEC);
 	if (br->sig_fd < 0 || br->done_fd < 0)
 		return blkring__error(-errno, "signalfd/eventfd: %s", strerror(errno));
@@ -266,7 +275,8 @@ static void on_signal(struct bench_run *br)
 	if (read(br->sig_fd, &si, sizeof(si)) != sizeof(si))
 		return;
 	if (!atomic_load(&br->stop))
-		fprintf(stderr, "\nblkring: terminating on signal %u\n", si.ssi_signo);
+		fprintf(stderr, "%sblkring: terminating on signal %u\n", br->progress ? "\n" : "",
+		        si.ssi_signo);
 	atomic_store(&br->stop, true);
 }
 
@@ -334,7 +344,10 @@ static void run_groups(struct bench_run *br)
 	}
 }
 
-/* One report per job, or per run of group_reporting jobs of one group. */
+/*
+ * One report per job, or per run of group_reporting jobs of one group,
+ * merged into the first job's statistics (the jobs are over).
+ */
 static unsigned build_reports(struct bench_run *br, struct report *out)
 {
 	unsigned n = 0;
@@ -347,13 +360,15 @@ static unsigned build_reports(struct bench_run *br, struct report *out)
 		if (!j->started)
 			continue;
 		if (grouped && merging && out[n - 1].groupid == j->def->groupid) {
-			job_stats_merge(&out[n - 1].st, j->st);
+			job_stats_merge(out[n - 1].st, j->st);
 			out[n - 1].nr_jobs++;
 			continue;
 		}
-		out[n] = (struct report){
-		    .def = j->def, .groupid = j->def->groupid, .nr_jobs = 1, .tid = j->tid};
-		out[n++].st = *j->st;
+		out[n++] = (struct report){.def = j->def,
+		                           .groupid = j->def->groupid,
+		                           .nr_jobs = 1,
+		                           .tid = j->tid,
+		                           .st = j->st};
 		merging = grouped;
 	}
 	return n;
@@ -369,7 +384,7 @@ static int bench_output(struct bench_run *br, int *status)
 		return -ENOMEM;
 	nr = build_reports(br, reports);
 	for (unsigned i = 0; i < nr; i++)
-		if (reports[i].st.error || reports[i].st.total_err)
+		if (reports[i].st->error || reports[i].st->total_err)
 			*status = EXIT_IO_ERROR;
 	if (br->cfg.run.output_format == FORMAT_JSON)
 		ret = output_json(br->out, reports, nr, &br->cfg, time(NULL));
@@ -383,8 +398,10 @@ static int bench_output(struct bench_run *br, int *status)
 static int bench_prepare(struct bench_run *br)
 {
 	const char *why;
+	sigset_t set;
 	int ret;
 
+	bench_block_signals(&set);
 	br->out = stdout;
 	if (br->cfg.run.output[0]) {
 		br->out = fopen(br->cfg.run.output, "w");
@@ -399,7 +416,7 @@ static int bench_prepare(struct bench_run *br)
 	if (clock_init((int)br->cfg.run.clocksource, &why) != (int)br->cfg.run.clocksource)
 		fprintf(stderr, "blkring: note: timing with clock_gettime: %s\n", why);
 	br->progress = isatty(STDOUT_FILENO) && br->cfg.run.output_format == FORMAT_NORMAL;
-	return bench_signals(br);
+	return bench_signals(br, &set);
 }
 
 static void bench_cleanup(struct bench_run *br)
@@ -429,8 +446,10 @@ int cmd_bench(int argc, char **argv)
 	} else if (!ret && br.cfg.version) {
 		printf("blkring-%s\n", BLKRING_VERSION_STRING);
 	} else if (!ret && !(ret = bench_prepare(&br))) {
-		if (br.cfg.run.output_format == FORMAT_NORMAL)
+		if (br.cfg.run.output_format == FORMAT_NORMAL) {
 			output_header(br.out, &br.cfg, br.nr_jobs);
+			fflush(br.out);
+		}
 		run_groups(&br);
 		if (bench_output(&br, &status))
 			fprintf(stderr, "blkring: out of memory writing the results\n");

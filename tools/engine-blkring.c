@@ -134,8 +134,13 @@ static int ring_reap(struct job *j, unsigned min, unsigned max)
 
 	if (ready < min) {
 		struct blkring_cqe *cqe;
-		int ret = blkring_wait_cqes(ring, &cqe, min, NULL);
+		int ret;
 
+		/* A signal handler (none of ours: SIGINT and SIGTERM are
+		 * blocked) ends a wait early, as it ends io_uring_enter's. */
+		do
+			ret = blkring_wait_cqes(ring, &cqe, min, NULL);
+		while (ret == -EINTR);
 		if (ret < 0)
 			return ret;
 		ready = blkring_cq_ready(ring);

@@ -60,6 +60,7 @@ void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now)
 	if (io->ddir == DDIR_SYNC) {
 		j->st->sync_ios++;
 		lat_add(&j->st->sync_lat, since(now, io->issue_ns));
+		hist_add(&j->st->sync_hist, since(now, io->issue_ns));
 		return;
 	}
 	/* Short: fewer bytes than asked, counted as an I/O of that size. */
