@@ -379,6 +379,7 @@ static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	struct dm_volume *v = dev->private;
 	int ret;
 
+	dm_poll_set_cookie(&v->poll, bio);
 	do {
 		if (likely(dm_inflight_enter(&v->inflight)))
 			return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire),

@@ -206,7 +206,11 @@ extern const char *const blkring__dm_poll_names[]; /* "all", "cookie", NULL */
 
 /* A volume's polling state, inside its struct dm_volume. */
 struct dm_poll_vol {
-	unsigned strategy;          /* DM_POLL_* */
+	unsigned strategy; /* DM_POLL_* */
+	/* `all`: polling any polled bio of the volume polls every queue, so
+	 * they share this cookie (bio->hctx) and a ring polls one per pass.
+	 * Never a real queue: only its address is used. */
+	struct blkring_hctx shared_cookie;
 	_Atomic uint32_t gen;       /* table swaps so far: a parent's list goes stale */
 	struct dm_inflight walkers; /* pollers walking the live table's list */
 };
@@ -230,6 +234,15 @@ static inline bool dm_poll_tracks(const struct dm_poll_vol *pv, const struct blk
 	return unlikely(orig->flags & BIO_POLL_TRACKED) && pv->strategy == DM_POLL_COOKIE;
 }
 void blkring__dm_poll_clone_endio(struct blkring_bio *bio);
+
+/* Written only when it changes: a held bio, replayed later by another
+ * thread, is read by its poller meanwhile. */
+static inline void dm_poll_set_cookie(struct dm_poll_vol *pv, struct blkring_bio *bio)
+{
+	if (unlikely(bio->flags & BIO_POLLED) && pv->strategy == DM_POLL_ALL &&
+	    bio->hctx != &pv->shared_cookie)
+		bio->hctx = &pv->shared_cookie;
+}
 /* Publishes the clones issued for orig to its poller (release). */
 void blkring__dm_poll_publish(struct blkring_bio *orig, struct dm_clone *head);
 

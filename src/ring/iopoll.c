@@ -19,6 +19,7 @@
  * polling pass, and sleeps only when no polled request is in flight.
  */
 #include <errno.h>
+#include <sched.h>
 #include <time.h>
 
 #include "ring.h"
@@ -136,14 +137,20 @@ unsigned blkring__iopoll(struct blkring__ctx *ctx)
 }
 
 /*
- * What a waiter does between passes instead of sleeping: nothing but
- * check its deadline (absolute, monotonic; NULL for none).  -ETIME once
- * it passed.
+ * What a waiter does between passes that found nothing, instead of
+ * sleeping: give up the CPU to any thread that wants it, then check the
+ * deadline (absolute, monotonic; NULL for none): -ETIME once it passed.
+ * A kernel poller stops when need_resched() says another task wants its
+ * CPU; nothing tells a userspace spinner that, and a poller preempted
+ * while it holds a queue's busy flag stalls every other poller of that
+ * queue until it runs again.  With a CPU to itself, sched_yield() returns
+ * at once.
  */
 int blkring__iopoll_spin(const struct timespec *deadline)
 {
 	struct timespec now;
 
+	sched_yield();
 	if (!deadline)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &now);
