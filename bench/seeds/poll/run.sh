@@ -9,7 +9,8 @@
 #
 #   bench/seeds/poll/run.sh [JSON_OUT]
 #
-# QUICK=1: 1 s runs (about 20 s in all) instead of 5 s (about 80 s).
+# QUICK=1: 1 s runs (about 20 s in all) instead of 5 s (about 80 s);
+# SEED001_RUNTIME=T: runs of T (fio's time syntax) without ramp (tests).
 # BLKRING: the blkring binary (default: build/blkring of this tree).
 # JSON_OUT: also write the rows there, machine-readable.
 #
@@ -22,11 +23,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 BLKRING=${BLKRING:-$root/build/blkring}
 json_out=${1:-}
-[[ -x $BLKRING ]] || { echo "seed 001: $BLKRING is missing: run make first" >&2; exit 2; }
-if [[ -n $json_out && $json_out != /* ]]; then
-	json_out=$PWD/$json_out
-fi
-if [[ ${QUICK:-0} == 1 ]]; then
+# Paths given relative to the caller's directory, before the cd below.
+[[ $BLKRING == */* && $BLKRING != /* ]] && BLKRING=$PWD/$BLKRING
+[[ -n $json_out && $json_out != /* ]] && json_out=$PWD/$json_out
+command -v "$BLKRING" >/dev/null || { echo "seed 001: $BLKRING is missing: run make first" >&2; exit 2; }
+if [[ -n ${SEED001_RUNTIME:-} ]]; then
+	runtime=$SEED001_RUNTIME ramp=0
+elif [[ ${QUICK:-0} == 1 ]]; then
 	runtime=1s ramp=250ms
 else
 	runtime=5s ramp=1s
