@@ -639,6 +639,48 @@ static void pd_exit_inflight(void)
 	}
 }
 
+/* Discards and write zeroes through a volume on an IOPOLL ring take the
+ * interrupt path, next to polled reads in flight. */
+static void pd_commands(void)
+{
+	static const char *const legs[] = {LEG("cmd0") ",discard=1,write_zeroes=1",
+	                                   LEG("cmd1") ",discard=1,write_zeroes=1",
+	                                   LEG("cmd2") ",discard=1,write_zeroes=1"};
+
+	pd_fill_legs(legs, 3);
+	for (unsigned s = DM_POLL_ALL; s <= DM_POLL_COOKIE; s++) {
+		struct blkring_dev *dev = pd_linear(legs, 3, s);
+		unsigned char *buf = aligned_alloc(BS, 4 * BS), *zero = calloc(1, 4 * BS);
+		uint64_t at = (LEG_SECTORS - 8) * 512; /* two legs' worth */
+		struct blkring ring;
+
+		CHECK(buf && zero);
+		pd_ring(&ring, 16, dev);
+		blkring_prep_read(ring_sqe(&ring), 0, buf, BS, 0);
+		blkring_prep_cmd_discard(ring_sqe(&ring), 0, at, 2 * BS);
+		blkring_prep_read(ring_sqe(&ring), 0, buf + BS, BS, 8 * BS);
+		blkring_prep_cmd_write_zeroes(ring_sqe(&ring), 0, at + 2 * BS, 2 * BS, 0);
+		blkring_prep_fsync(ring_sqe(&ring), 0, 0);
+		CHECK_EQ(blkring_submit_and_wait(&ring, 5), 5);
+		for (unsigned i = 0; i < 5; i++) {
+			struct blkring_cqe c = ring_reap(&ring);
+
+			CHECK(c.res == 0 || c.res == BS);
+		}
+		pd_check(buf, BS, 0);
+		pd_check(buf + BS, BS, 8 * 8);
+		blkring_prep_read(ring_sqe(&ring), 0, buf, 4 * BS, at);
+		CHECK_EQ(blkring_submit_and_wait(&ring, 1), 1);
+		CHECK_EQ(ring_reap(&ring).res, 4 * BS);
+		CHECK(!memcmp(buf, zero, 4 * BS));
+		blkring_queue_exit(&ring);
+		CHECK_EQ(blkring_dev_close(dev), 0);
+		free(buf);
+		free(zero);
+	}
+	pd_release_legs();
+}
+
 static const struct test_case cases[] = {
     {"pd_data", pd_data, 0},
     {"pd_eopnotsupp", pd_eopnotsupp, 0},
@@ -650,6 +692,7 @@ static const struct test_case cases[] = {
     {"pd_split_read", pd_split_read, 0},
     {"pd_held_while_suspended", pd_held_while_suspended, 0},
     {"pd_exit_inflight", pd_exit_inflight, 0},
+    {"pd_commands", pd_commands, 0},
     {NULL, NULL, 0},
 };
 
