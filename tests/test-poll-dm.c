@@ -613,6 +613,52 @@ static void pd_held_while_suspended(void)
 	pd_release_legs();
 }
 
+/* Polled reads held while the volume reloads onto a table that cannot
+ * poll (a zero target in front): replayed, their clones still reach a leg
+ * that polls, and they complete; new polled reads are refused. */
+static void pd_held_across_reload_to_no_poll(void)
+{
+	static const char *const legs[] = {LEGS3("hz")};
+
+	pd_fill_legs(legs, 3);
+	for (unsigned s = DM_POLL_ALL; s <= DM_POLL_COOKIE; s++) {
+		struct blkring_dev *dev = pd_linear(legs, 3, s);
+		unsigned char *buf = aligned_alloc(BS, 4 * BS);
+		struct blkring_dev_info info;
+		struct blkring ring;
+		char text[1024];
+
+		pd_ring(&ring, 8, dev);
+		CHECK_EQ(blkring_vol_suspend(dev), 0);
+		for (unsigned i = 0; i < 4; i++) {
+			struct blkring_sqe *sqe = ring_sqe(&ring);
+
+			blkring_prep_read(sqe, 0, buf + i * BS, BS, (1000 + i * 8) * 512ULL);
+			sqe->user_data = i;
+		}
+		CHECK_EQ(blkring_submit(&ring), 4);
+		snprintf(text, sizeof(text), "0 8 zero\n8 %llu linear %s 8\n", LEG_SECTORS - 8,
+		         legs[0]);
+		CHECK_EQ(blkring_vol_load(dev, text, NULL), 0);
+		CHECK_EQ(blkring_vol_resume(dev), 0);
+		CHECK_EQ(blkring_dev_info(dev, &info), 0);
+		CHECK(!(info.features & BLKRING_FEAT_POLL));
+		for (unsigned i = 0; i < 4; i++) {
+			struct blkring_cqe c = ring_reap(&ring);
+
+			CHECK_EQ(c.res, BS);
+			pd_check(buf + c.user_data * BS, BS, 1000 + c.user_data * 8);
+		}
+		blkring_prep_read(ring_sqe(&ring), 0, buf, BS, 1000 * 512);
+		CHECK_EQ(blkring_submit_and_wait(&ring, 1), 1);
+		CHECK_EQ(ring_reap(&ring).res, -EOPNOTSUPP);
+		blkring_queue_exit(&ring);
+		CHECK_EQ(blkring_dev_close(dev), 0);
+		free(buf);
+	}
+	pd_release_legs();
+}
+
 /* Exit with polled I/O in flight on a volume polls it to completion. */
 static void pd_exit_inflight(void)
 {
@@ -691,6 +737,7 @@ static const struct test_case cases[] = {
     {"pd_busy_leg_skipped", pd_busy_leg_skipped, 0},
     {"pd_split_read", pd_split_read, 0},
     {"pd_held_while_suspended", pd_held_while_suspended, 0},
+    {"pd_held_across_reload_to_no_poll", pd_held_across_reload_to_no_poll, 0},
     {"pd_exit_inflight", pd_exit_inflight, 0},
     {"pd_commands", pd_commands, 0},
     {NULL, NULL, 0},

@@ -115,9 +115,9 @@ static int add_volume(struct dm_poll_list *pl, struct blkring_dev *vol)
 	const struct dm_poll_list *cl = blkring__dm_live(vol)->poll;
 	int ret = add_child(pl, vol, atomic_load(&blkring__dm_poll_vol(vol)->gen));
 
-	for (unsigned i = 0; !ret && cl && i < cl->nr_q; i++)
+	for (unsigned i = 0; !ret && i < cl->nr_q; i++)
 		ret = add_queue(pl, cl->q[i].dev, cl->q[i].hctx);
-	for (unsigned i = 0; !ret && cl && i < cl->nr_vols; i++)
+	for (unsigned i = 0; !ret && i < cl->nr_vols; i++)
 		ret = add_child(pl, cl->vols[i].vol, cl->vols[i].gen);
 	return ret;
 }
@@ -128,6 +128,8 @@ static int add_leg(struct dm_poll_list *pl, struct blkring_dev *dev)
 
 	if (blkring__dm_is_volume(dev))
 		return add_volume(pl, dev);
+	if (!(dev->features & BLKRING_FEAT_POLL))
+		return 0;
 	if (!dev->ops->poll_queue)
 		return add_queue(pl, dev, NULL);
 	for (unsigned i = 0; !ret && i < dev->nr_poll_queues; i++)
@@ -135,14 +137,16 @@ static int add_leg(struct dm_poll_list *pl, struct blkring_dev *dev)
 	return ret;
 }
 
+/*
+ * Built even when some leg cannot poll, and then the volume takes no
+ * polled I/O: bios held across a reload onto such a table still reach the
+ * legs that can, polled, and someone must poll them.
+ */
 int blkring__dm_poll_build(struct dm_table *t)
 {
-	struct dm_poll_list *pl;
+	struct dm_poll_list *pl = calloc(1, sizeof(*pl));
 	int ret = 0;
 
-	if (!(t->features & BLKRING_FEAT_POLL))
-		return 0;
-	pl = calloc(1, sizeof(*pl));
 	if (!pl)
 		return -ENOMEM;
 	t->poll = pl;
@@ -203,8 +207,7 @@ static int poll_all(struct blkring_dev *dev, unsigned start)
 	if (!dm_inflight_enter(&pv->walkers))
 		return 0; /* a swap is under way: the next pass polls the new table */
 	pl = blkring__dm_live(dev)->poll;
-	if (pl)
-		n = walk(pl, start);
+	n = walk(pl, start);
 	dm_inflight_put(&pv->walkers);
 	return n;
 }

@@ -93,7 +93,7 @@ struct dm_table {
 	char *source;              /* FILE for messages, or NULL: `line N` */
 	char *base_dir;            /* relative leg paths start here; NULL: the cwd */
 	struct blkring_dev *owner; /* the volume it is built for, if it exists */
-	struct dm_poll_list *poll; /* NULL when some leg cannot poll */
+	struct dm_poll_list *poll; /* every poll queue below it */
 };
 
 /* ---- tables (dm-table.c) ---- */
@@ -216,8 +216,8 @@ struct dm_poll_vol {
 };
 struct dm_poll_vol *blkring__dm_poll_vol(struct blkring_dev *dev);
 
-/* At load, for a table whose legs all poll: its list of every poll queue
- * reachable through it.  0 or -ENOMEM. */
+/* At load: the table's list of every poll queue reachable through it.
+ * 0 or -ENOMEM. */
 int blkring__dm_poll_build(struct dm_table *t);
 void blkring__dm_poll_free(struct dm_table *t);
 /* The volume's poll op. */
