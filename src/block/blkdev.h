@@ -279,5 +279,6 @@ struct blkring_driver {
 };
 
 extern const struct blkring_driver blkring__null_driver;
+extern const struct blkring_driver blkring__table_driver; /* src/dm/dm.c */
 
 #endif

@@ -17,6 +17,7 @@
 /* Every driver, by spec TYPE. */
 static const struct blkring_driver *const drivers[] = {
     &blkring__null_driver,
+    &blkring__table_driver,
 };
 
 /* Recursive: a volume's open opens its legs through blkring_dev_open(). */
