@@ -308,6 +308,13 @@ static void test_relative_paths(void)
 	CHECK_EQ(blkring_dev_close(outer), 0);
 	CHECK_EQ(refs(inner), 1);
 	CHECK_EQ(blkring_dev_close(inner), 0);
+	/* A directory whose name has a comma, which specs escape. */
+	snprintf(want, sizeof(want), "%s/x,y", dir);
+	CHECK_EQ(mkdir(want, 0755), 0);
+	put_file("x,y/in.table", "0 100 zero\n");
+	put_file("x,y/out.table", "0 100 linear table:in.table 0\n");
+	CHECK_EQ(open_table("x\\,y/out.table", &outer), 0);
+	CHECK_EQ(blkring_dev_close(outer), 0);
 	remove_dir();
 }
 

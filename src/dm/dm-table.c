@@ -104,23 +104,40 @@ int blkring__dm_arg_u64(struct dm_target *ti, unsigned arg, uint64_t max, const 
 
 /* ---- legs ---- */
 
+/* The directory as spec text: commas and backslashes escaped. */
+static char *escape_dir(const char *dir)
+{
+	char *out = malloc(2 * strlen(dir) + 1), *p = out;
+
+	for (; out && *dir; dir++) {
+		if (*dir == ',' || *dir == '\\')
+			*p++ = '\\';
+		*p++ = *dir;
+	}
+	if (out)
+		*p = '\0';
+	return out;
+}
+
 /* "TYPE:rel" and "./rel" name files next to the table, as dmsetup users
  * expect of a table file that sits beside its images. */
 static char *resolve_spec(const struct dm_table *t, const char *text)
 {
 	struct blkring_spec spec;
+	char *dir, *out = NULL;
 	size_t at;
-	char *out = NULL;
 
 	if (!t->base_dir || blkring__spec_parse(text, &spec))
 		return strdup(text);
-	if (spec.path && spec.path[0] != '/') {
-		at = text[0] == '.' ? 0 : strlen(spec.type) + 1;
-		if (asprintf(&out, "%.*s%s/%s", (int)at, text, t->base_dir, text + at) < 0)
-			out = NULL;
-	} else {
-		out = strdup(text);
+	if (!spec.path || spec.path[0] == '/') {
+		blkring__spec_free(&spec);
+		return strdup(text);
 	}
+	at = text[0] == '.' ? 0 : strlen(spec.type) + 1;
+	dir = escape_dir(t->base_dir);
+	if (dir && asprintf(&out, "%.*s%s/%s", (int)at, text, dir, text + at) < 0)
+		out = NULL;
+	free(dir);
 	blkring__spec_free(&spec);
 	return out;
 }
