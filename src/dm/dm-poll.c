@@ -9,10 +9,10 @@
  * the table, so a reload swaps it with the table.  Polling the volume
  * walks the list; each queue's busy flag (taken by the queue's poll
  * routine) makes a poller skip a queue another holds and go on to the
- * next.  The list holds a reference on every device it names, so queues
- * of a stacked volume's legs stay valid even when that volume reloads;
- * the list then knows it is stale (the volume's swap count moved on) and
- * also polls that volume through its new table.
+ * next.  The list holds a reference on every device it names through a
+ * stacked volume, so those queues stay valid even when that volume
+ * reloads; the list then knows it is stale (the volume's swap count moved
+ * on) and also polls that volume through its new table.
  *
  * `cookie` (Ming Lei, Linux 5.18): the ring's bio is polled by name
  * (BIO_POLL_TRACKED).  Its clones are kept on a list hanging from it
@@ -94,7 +94,7 @@ static int add_queue(struct dm_poll_list *pl, struct blkring_dev *dev, struct bl
 	if (grow((void **)&pl->q, pl->nr_q, sizeof(*pl->q)))
 		return -ENOMEM;
 	pl->q[pl->nr_q++] = (struct dm_poll_queue){dev, hctx};
-	return add_ref(pl, dev);
+	return 0;
 }
 
 static int add_child(struct dm_poll_list *pl, struct blkring_dev *vol, uint32_t gen)
@@ -105,20 +105,25 @@ static int add_child(struct dm_poll_list *pl, struct blkring_dev *vol, uint32_t 
 	if (grow((void **)&pl->vols, pl->nr_vols, sizeof(*pl->vols)))
 		return -ENOMEM;
 	pl->vols[pl->nr_vols++] = (struct dm_poll_child){vol, gen};
-	return add_ref(pl, vol);
+	return 0;
 }
 
-/* A stacked volume's own list, copied in; the caller holds the dm lock,
- * so its live table stays put meanwhile. */
+/*
+ * A stacked volume's own list, copied in; the caller holds the dm lock,
+ * so its live table stays put meanwhile.  The table holds its own legs,
+ * but not these: a reload of the stacked volume may close them, so the
+ * list takes a reference on each.
+ */
 static int add_volume(struct dm_poll_list *pl, struct blkring_dev *vol)
 {
 	const struct dm_poll_list *cl = blkring__dm_live(vol)->poll;
 	int ret = add_child(pl, vol, atomic_load(&blkring__dm_poll_vol(vol)->gen));
 
 	for (unsigned i = 0; !ret && i < cl->nr_q; i++)
-		ret = add_queue(pl, cl->q[i].dev, cl->q[i].hctx);
+		ret = add_queue(pl, cl->q[i].dev, cl->q[i].hctx) ?: add_ref(pl, cl->q[i].dev);
 	for (unsigned i = 0; !ret && i < cl->nr_vols; i++)
-		ret = add_child(pl, cl->vols[i].vol, cl->vols[i].gen);
+		ret =
+		    add_child(pl, cl->vols[i].vol, cl->vols[i].gen) ?: add_ref(pl, cl->vols[i].vol);
 	return ret;
 }
 

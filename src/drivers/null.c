@@ -580,6 +580,7 @@ static const struct blkring_dev_ops null_none_ops = {
     .name = "null",
     .submit_bio = null_submit_bio_none,
     .poll = null_poll,
+    .poll_queue = null_poll_queue,
     .destroy = null_destroy,
 };
 
