@@ -168,6 +168,35 @@ static void pd_read_many(struct blkring *ring, unsigned qd, unsigned total, uint
 	free(free_slot);
 }
 
+/* Polled writes across every leg read back (blocking reads), then the
+ * pattern is put back. */
+static void pd_write_back(struct blkring *ring, struct blkring_dev *dev)
+{
+	unsigned char *w = aligned_alloc(BS, 6 * BS), *r = malloc(BS);
+	uint64_t off[6];
+
+	CHECK(w && r);
+	for (unsigned i = 0; i < 6; i++) {
+		off[i] = (i / 2) * LEG_SECTORS * 512 + (i % 2) * 100 * BS;
+		memset(w + i * BS, 0xa0 + i, BS);
+		blkring_prep_write(ring_sqe(ring), 0, w + i * BS, BS, off[i]);
+	}
+	CHECK_EQ(blkring_submit_and_wait(ring, 6), 6);
+	for (unsigned i = 0; i < 6; i++)
+		CHECK_EQ(ring_reap(ring).res, BS);
+	for (unsigned i = 0; i < 6; i++) {
+		CHECK_EQ(blkring_dev_pread(dev, r, BS, off[i]), BS);
+		CHECK(!memcmp(r, w + i * BS, BS));
+		pd_pattern(w + i * BS, BS, off[i] / 512);
+		blkring_prep_write(ring_sqe(ring), 0, w + i * BS, BS, off[i]);
+	}
+	CHECK_EQ(blkring_submit_and_wait(ring, 6), 6);
+	for (unsigned i = 0; i < 6; i++)
+		CHECK_EQ(ring_reap(ring).res, BS);
+	free(w);
+	free(r);
+}
+
 /* ---- cases ---- */
 
 /* Polled reads through a linear and a striped volume, both strategies:
@@ -189,6 +218,7 @@ static void pd_data(void)
 		CHECK_EQ(blkring_ring_stats(&ring, &st), 0);
 		CHECK_EQ(st.tw_run, 0);
 		CHECK_EQ(st.sleeps, 0);
+		pd_write_back(&ring, lin);
 		blkring_queue_exit(&ring);
 		CHECK_EQ(blkring_dev_close(lin), 0);
 
