@@ -75,6 +75,18 @@ static int write_issue(struct blkring_req *req, unsigned issue_flags)
 	return blkring__rw_issue(req, REQ_OP_WRITE, blkring__issue_ioc(req, issue_flags));
 }
 
+/* A read or write whose bio is built: polled on an IOPOLL ring. */
+static int rw_submit_built(struct blkring_req *req, struct blkring_bio *bio, unsigned issue_flags)
+{
+	struct blkring_ioc *ioc = blkring__issue_ioc(req, issue_flags);
+
+	if (unlikely(req->ctx->flags & BLKRING_SETUP_IOPOLL)) {
+		bio->ioc = ioc;
+		return blkring__iopoll_submit(req->ctx, req, bio);
+	}
+	return blkring__submit_req_bio(req, bio, ioc);
+}
+
 static int rwv_issue(struct blkring_req *req, unsigned op, unsigned issue_flags)
 {
 	struct blkring_bio *bio = &req->bio;
@@ -86,7 +98,7 @@ static int rwv_issue(struct blkring_req *req, unsigned op, unsigned issue_flags)
 	if (unlikely(req->rw_flags))
 		blkring__rw_set_flags(req->rw_flags, bio, op == REQ_OP_WRITE);
 	req->result = (int32_t)req->len;
-	return blkring__submit_req_bio(req, bio, blkring__issue_ioc(req, issue_flags));
+	return rw_submit_built(req, bio, issue_flags);
 }
 
 static int readv_issue(struct blkring_req *req, unsigned issue_flags)
@@ -136,7 +148,7 @@ static int fixed_issue(struct blkring_req *req, unsigned op, unsigned issue_flag
 	bio->flags |= BIO_FIXED_BUF;
 	bio->buf_index = req->buf_index;
 	req->result = (int32_t)req->len;
-	return blkring__submit_req_bio(req, bio, blkring__issue_ioc(req, issue_flags));
+	return rw_submit_built(req, bio, issue_flags);
 }
 
 static int read_fixed_issue(struct blkring_req *req, unsigned issue_flags)
