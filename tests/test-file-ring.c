@@ -323,6 +323,48 @@ static void test_exit_in_flight(void)
 	free(buf);
 }
 
+/* An IOPOLL ring: reads and writes go to the poll half of the kernel ring
+ * pair and end when the ring polls; a flush still ends on the interrupt
+ * side. */
+static void iopoll_ring(const char *spec, int expect)
+{
+	struct blkring_dev *dev = tf_open("%s", spec);
+	struct blkring_sqe *sqe;
+	struct blkring ring;
+	char *buf = tf_alloc(BATCH * 4096);
+
+	CHECK_EQ(blkring_queue_init(64, &ring, BLKRING_SETUP_IOPOLL), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	for (int i = 0; i < BATCH; i++)
+		blkring_prep_read(sqe_of(&ring), 0, buf + i * 4096, 4096, (uint64_t)i * 4096);
+	sqe = sqe_of(&ring);
+	blkring_prep_fsync(sqe, 0, 0);
+	sqe->user_data = 1;
+	CHECK_EQ(blkring_submit(&ring), BATCH + 1);
+	for (int i = 0; i < BATCH + 1; i++) {
+		struct blkring_cqe *cqe;
+
+		CHECK_EQ(blkring_wait_cqe(&ring, &cqe), 0);
+		CHECK_EQ(cqe->res, cqe->user_data ? 0 : expect);
+		blkring_cqe_seen(&ring, cqe);
+	}
+	CHECK(queue_of(&ring, dev)->poll.has_ring);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+static void test_iopoll_ring(void)
+{
+	char spec[400];
+
+	snprintf(spec, sizeof(spec), "file:%s,size=1M", tf_path(tf.shm_dir, "iopoll.img"));
+	iopoll_ring(spec, 4096);
+	/* The kernel's IOPOLL on a loop device: its -EOPNOTSUPP comes back. */
+	snprintf(spec, sizeof(spec), "file:%s,iopoll=1", tf_loop(0));
+	iopoll_ring(spec, -EOPNOTSUPP);
+}
+
 static const struct test_case cases[] = {
     {"tmpfs", test_tmpfs, 0},
     {"loop_sleeps", test_loop_sleeps, 0},
@@ -332,6 +374,7 @@ static const struct test_case cases[] = {
     {"two_rings", test_two_rings, 0},
     {"wait_semantics", test_wait_semantics, 0},
     {"exit_in_flight", test_exit_in_flight, 0},
+    {"iopoll_ring", test_iopoll_ring, 0},
     {NULL, NULL, 0},
 };
 
