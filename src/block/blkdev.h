@@ -45,7 +45,7 @@ enum blkring__req_op {
  * it ends: a volume may keep its clones until polled (the cookie strategy).
  * Split children do not inherit it: nobody polls them by name. */
 #define BIO_POLL_TRACKED (1U << 5)
-#define BIO_FIXED_BUF (1U << 6)  /* the buffer is ioc->bufs[buf_index] (or within it) */
+#define BIO_FIXED_BUF (1U << 6) /* the buffer is ioc->bufs[buf_index] (or within it) */
 
 struct blkring_hctx;
 struct blkring_ioc;
