@@ -74,6 +74,11 @@ void file_queue_teardown(struct file_queue *q)
 	q->has_ring = false;
 }
 
+static bool transient(int ret)
+{
+	return ret == -EINTR || ret == -EAGAIN || ret == -EBUSY;
+}
+
 /* Pushes what the SQ holds to the kernel.  The ring never has more in
  * flight than its CQ holds, so only transient errors can happen: retried. */
 static void queue_submit(struct file_queue *q)
@@ -81,9 +86,20 @@ static void queue_submit(struct file_queue *q)
 	while (io_uring_sq_ready(&q->ring)) {
 		int ret = io_uring_submit(&q->ring);
 
-		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+		if (ret < 0 && !transient(ret))
 			break;
 	}
+}
+
+/* The same, and the completions the kernel holds for this thread posted,
+ * in one enter even with nothing to submit. */
+static void queue_submit_and_get_events(struct file_queue *q)
+{
+	int ret;
+
+	do {
+		ret = io_uring_submit_and_get_events(&q->ring);
+	} while ((ret < 0 && transient(ret)) || (ret >= 0 && io_uring_sq_ready(&q->ring)));
 }
 
 /* Ends what the CQ holds; completions may queue more SQEs (the rest of a
@@ -230,31 +246,39 @@ static struct file_ring_queue *ring_queue(struct blkring_ioc_queue *link)
 	return container_of(link, struct file_ring_queue, link);
 }
 
-static void ring_queue_flush(struct blkring_ioc_queue *link)
-{
-	struct file_ring_queue *rq = ring_queue(link);
-
-	/* What completed inside the enter (reads the page cache holds) is
-	 * ready when it returns: end it now, and push what that queued. */
-	do {
-		queue_submit(&rq->q);
-	} while (queue_reap(&rq->q) && io_uring_sq_ready(&rq->q.ring));
-	if (rq->poll.has_ring)
-		queue_submit(&rq->poll);
-}
-
 /* Completions the kernel holds back for the owner (COOP_TASKRUN). */
 static bool ring_queue_held(struct file_ring_queue *rq)
 {
 	return IO_URING_READ_ONCE(*rq->q.ring.sq.kflags) & IORING_SQ_TASKRUN;
 }
 
+/*
+ * One enter pushes the batch and brings in the completions the kernel
+ * held; what completed inside it (reads the page cache holds) is ready when
+ * it returns: end it now, and push what that queued.
+ */
+static void ring_queue_flush(struct blkring_ioc_queue *link)
+{
+	struct file_ring_queue *rq = ring_queue(link);
+
+	do {
+		if (ring_queue_held(rq))
+			queue_submit_and_get_events(&rq->q);
+		else
+			queue_submit(&rq->q);
+	} while (queue_reap(&rq->q) && io_uring_sq_ready(&rq->q.ring));
+	if (rq->poll.has_ring)
+		queue_submit(&rq->poll);
+}
+
+/* Held completions are fetched by the next flush, with the next batch
+ * when a submission follows: no enter of their own. */
 static unsigned ring_queue_reap(struct blkring_ioc_queue *link)
 {
 	struct file_ring_queue *rq = ring_queue(link);
 
 	if (unlikely(ring_queue_held(rq)))
-		io_uring_get_events(&rq->q.ring);
+		rq->q.ioc->flush_pending = true;
 	return queue_reap(&rq->q);
 }
 

@@ -9,31 +9,43 @@
 
 #include "ring.h"
 
-void blkring__enter(struct blkring__ctx *ctx)
+/* flush: whether the drivers' queues push what they hold now, or the
+ * submission that follows pushes it with its batch, in one go. */
+static inline void enter(struct blkring__ctx *ctx, bool flush)
 {
 	blkring__tw_run(ctx);
 	if (unlikely(ctx->ioc.queues))
 		blkring__ioc_reap(&ctx->ioc);
 	blkring__issue_pending(ctx);
-	if (unlikely(ctx->ioc.flush_pending))
+	if (unlikely(flush && ctx->ioc.flush_pending))
 		blkring__ioc_flush(&ctx->ioc);
 	if (unlikely(ctx->ovf_head))
 		blkring__overflow_flush(ctx);
 }
 
+void blkring__enter(struct blkring__ctx *ctx)
+{
+	enter(ctx, true);
+}
+
 int blkring_submit(struct blkring *ring)
 {
 	struct blkring__ctx *ctx = ring->ctx;
+	bool more;
 
 	if (unlikely(!blkring__is_owner(ctx)))
 		return -EEXIST;
 	atomic_store_explicit(ring->sq.ktail, ring->sq.sqe_tail, memory_order_release);
-	blkring__enter(ctx);
-	if (ring->sq.sqe_tail == ctx->cached_sq_head)
+	more = ring->sq.sqe_tail != ctx->cached_sq_head;
+	enter(ctx, !more);
+	if (!more)
 		return 0;
 	/* New completions would queue behind ones that have no room. */
-	if (unlikely(ctx->ovf_head))
+	if (unlikely(ctx->ovf_head)) {
+		if (ctx->ioc.flush_pending)
+			blkring__ioc_flush(&ctx->ioc);
 		return -EBUSY;
+	}
 	return blkring__submit_sqes(ctx);
 }
 
