@@ -76,11 +76,14 @@ static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 {
 	struct blkring *ring = &((struct ring_engine *)j->engine_data)->ring;
 	struct blkring_sq *sq = &ring->sq;
+	struct io_batch *b = j->issuing;
 	uint32_t tail = sq->sqe_tail;
 	int ret;
 
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
+		ios[i]->batch = b;
 		ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i]);
+	}
 	sq->sqe_tail = tail + n;
 	ret = blkring_submit(ring);
 	return ret < 0 ? ret : 0;
@@ -92,8 +95,10 @@ static inline struct io_unit *cqe_unit(const struct blkring_cqe *cqe)
 }
 
 /*
- * Accounts n CQEs from head.  A one-direction job's units all go to the same
- * statistics, so its loop has them at hand and checks only the result.
+ * Counts n CQEs from head against their submissions (job_account_reaped()
+ * then accounts them).  A one-direction job's units all go to the same
+ * statistics, so its loop checks only the result; other jobs account each
+ * unit on its own.
  */
 static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned head, unsigned n,
                          uint64_t now)
@@ -103,17 +108,16 @@ static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned he
 	uint32_t mask = cq->ring_mask;
 
 	if (j->single) {
-		struct dir_stats *ds = &j->st->dir[j->ddir];
+		unsigned len = j->bs[j->ddir];
 
 		for (unsigned i = 0; i < n; i++) {
 			const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
 			struct io_unit *io = cqe_unit(cqe);
 
 			free[i] = io;
-			if (likely((unsigned)cqe->res == io->len))
-				dir_account(ds, io, now);
-			else
-				job_complete_slow(j, io, cqe->res, now);
+			job_reaped(j, io);
+			if (unlikely((unsigned)cqe->res != len))
+				job_account(j, io, cqe->res, now);
 		}
 		return;
 	}
@@ -121,6 +125,7 @@ static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned he
 		const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
 
 		free[i] = cqe_unit(cqe);
+		job_reaped(j, free[i]);
 		job_account(j, free[i], cqe->res, now);
 	}
 }

@@ -34,24 +34,23 @@ static inline unsigned plan_budget(struct job *j, unsigned n)
 }
 
 /* The generator is copied into locals: stores to the units could alias it. */
-#define DEFINE_PLANNER(fn, next)                                                          \
-	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n, uint64_t now) \
-	{                                                                                 \
-		struct offset_gen g = j->gen[j->ddir];                                    \
-		struct io_unit **free = j->free + j->nr_free;                             \
-		uint64_t base = j->region_start, bs = j->bs[j->ddir];                     \
-                                                                                          \
-		n = plan_budget(j, n);                                                    \
-		for (unsigned i = 0; i < n; i++) {                                        \
-			struct io_unit *io = *--free;                                     \
-                                                                                          \
-			io->start_ns = now;                                               \
-			io->offset = base + next(&g) * bs;                                \
-			ios[i] = io;                                                      \
-		}                                                                         \
-		j->nr_free -= n;                                                          \
-		j->gen[j->ddir] = g;                                                      \
-		return n;                                                                 \
+#define DEFINE_PLANNER(fn, next)                                            \
+	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n) \
+	{                                                                   \
+		struct offset_gen g = j->gen[j->ddir];                      \
+		struct io_unit **free = j->free + j->nr_free;               \
+		uint64_t base = j->region_start, bs = j->bs[j->ddir];       \
+                                                                            \
+		n = plan_budget(j, n);                                      \
+		for (unsigned i = 0; i < n; i++) {                          \
+			struct io_unit *io = *--free;                       \
+                                                                            \
+			io->offset = base + next(&g) * bs;                  \
+			ios[i] = io;                                        \
+		}                                                           \
+		j->nr_free -= n;                                            \
+		j->gen[j->ddir] = g;                                        \
+		return n;                                                   \
 	}
 
 DEFINE_PLANNER(plan_seq, gen_seq)
@@ -103,7 +102,7 @@ static bool plan_one(struct job *j, struct io_unit *io)
 	return true;
 }
 
-static unsigned plan_general(struct job *j, struct io_unit **ios, unsigned n, uint64_t now)
+static unsigned plan_general(struct job *j, struct io_unit **ios, unsigned n)
 {
 	unsigned i;
 
@@ -113,7 +112,6 @@ static unsigned plan_general(struct job *j, struct io_unit **ios, unsigned n, ui
 		if (!plan_one(j, io))
 			break;
 		j->nr_free--;
-		io->start_ns = now;
 		ios[i] = io;
 	}
 	return i;

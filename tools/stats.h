@@ -19,34 +19,31 @@ struct lat_stat {
 };
 
 /*
- * A sample whose count is kept elsewhere (a histogram's total).  New
- * extremes are rare once a run is under way, so they are branches, not
- * conditional stores.
+ * n samples of one value whose count is kept elsewhere (a histogram's
+ * total).  New extremes are rare once a run is under way, so they are
+ * branches, not conditional stores.
  */
-static inline void lat_add_uncounted(struct lat_stat *s, uint64_t v)
+static inline void lat_sum_n(struct lat_stat *s, uint64_t v, uint64_t n)
 {
 	if (unlikely(v < s->min))
 		s->min = v;
 	if (unlikely(v > s->max))
 		s->max = v;
-	s->sum += v;
-	s->sumsq += (unsigned __int128)v * v;
+	s->sum += v * n;
+	s->sumsq += (unsigned __int128)v * v * n;
 }
 
 static inline void lat_add(struct lat_stat *s, uint64_t v)
 {
 	s->n++;
-	lat_add_uncounted(s, v);
+	lat_sum_n(s, v, 1);
 }
 
 /* The same value n times: a batch's submission latency. */
 static inline void lat_add_n(struct lat_stat *s, uint64_t v, uint64_t n)
 {
 	s->n += n;
-	s->min = v < s->min ? v : s->min;
-	s->max = v > s->max ? v : s->max;
-	s->sum += v * n;
-	s->sumsq += (unsigned __int128)v * v * n;
+	lat_sum_n(s, v, n);
 }
 
 void lat_init(struct lat_stat *s);
