@@ -13,6 +13,8 @@
 struct ring_engine {
 	struct blkring ring;
 	bool registered;
+	int shape_op;       /* the SQE every slot of the SQ holds but for three fields, */
+	unsigned shape_len; /* or no opcode (0) */
 };
 
 static void ring_exit(struct job *j)
@@ -41,6 +43,7 @@ static int ring_init(struct job *j)
 		job_fail(j, ret, "setting up the ring");
 		return ret;
 	}
+	e->shape_op = -1;
 	j->engine_data = e;
 	ret = blkring_register_devices(&e->ring, &j->dev, 1);
 	if (ret) {
@@ -68,24 +71,76 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io)
 }
 
 /*
+ * The SQEs of a one-direction job's reads or writes differ only in offset,
+ * buffer and unit.  As fio's io_uring engine writes only the fields that
+ * change into the SQEs it owns, this engine writes the job's SQE into every
+ * slot of the SQ once, then only those three fields: the ring only reads
+ * SQEs, so the rest stays as written.  Any other SQE voids the shape.
+ */
+static void ring_shape(struct ring_engine *e, int op, unsigned len)
+{
+	struct blkring_sq *sq = &e->ring.sq;
+
+	if (e->shape_op == op && e->shape_len == len)
+		return;
+	for (unsigned i = 0; i < sq->ring_entries; i++)
+		blkring_prep_rw(op, &sq->sqes[i], 0, NULL, len, 0);
+	e->shape_op = op;
+	e->shape_len = len;
+}
+
+/* n SQEs in a row of the SQ array, which holds the job's shape. */
+static void ring_fill_rw(struct blkring_sqe *sqe, struct io_unit **ios, unsigned n,
+                         struct io_batch *b)
+{
+	for (unsigned i = 0; i < n; i++, sqe++) {
+		struct io_unit *io = ios[i];
+
+		io->batch = b;
+		sqe->off = io->offset;
+		sqe->addr = (uint64_t)(uintptr_t)io->buf;
+		blkring_sqe_set_data(sqe, io);
+	}
+}
+
+static void ring_prep_rw_batch(struct ring_engine *e, uint32_t tail, struct io_unit **ios,
+                               unsigned n, int op, unsigned len, struct io_batch *b)
+{
+	struct blkring_sq *sq = &e->ring.sq;
+	uint32_t first = tail & sq->ring_mask;
+	unsigned run = sq->ring_entries - first < n ? sq->ring_entries - first : n;
+
+	ring_shape(e, op, len);
+	ring_fill_rw(&sq->sqes[first], ios, run, b);
+	ring_fill_rw(sq->sqes, ios + run, n - run, b);
+}
+
+/*
  * Fills n SQEs straight from the SQ array, as blkring_get_sqe() would one by
  * one: at most iodepth units exist and the SQ holds at least that many, so
  * there is always room.
  */
 static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 {
-	struct blkring *ring = &((struct ring_engine *)j->engine_data)->ring;
-	struct blkring_sq *sq = &ring->sq;
+	struct ring_engine *e = j->engine_data;
+	struct blkring_sq *sq = &e->ring.sq;
 	struct io_batch *b = j->issuing;
 	uint32_t tail = sq->sqe_tail;
 	int ret;
 
-	for (unsigned i = 0; i < n; i++) {
-		ios[i]->batch = b;
-		ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i]);
+	if (j->single && (j->ddir == DDIR_READ || j->ddir == DDIR_WRITE)) {
+		ring_prep_rw_batch(e, tail, ios, n,
+		                   j->ddir == DDIR_READ ? BLKRING_OP_READ : BLKRING_OP_WRITE,
+		                   j->bs[j->ddir], b);
+	} else {
+		e->shape_op = -1;
+		for (unsigned i = 0; i < n; i++) {
+			ios[i]->batch = b;
+			ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i]);
+		}
 	}
 	sq->sqe_tail = tail + n;
-	ret = blkring_submit(ring);
+	ret = blkring_submit(&e->ring);
 	return ret < 0 ? ret : 0;
 }
 
