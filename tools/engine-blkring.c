@@ -150,37 +150,49 @@ static inline struct io_unit *cqe_unit(const struct blkring_cqe *cqe)
 }
 
 /*
+ * n CQEs in a row of the CQ array, of a one-direction job: its units all go
+ * to the same statistics, so the loop counts them per submission and checks
+ * only the result.
+ */
+static void ring_count_run(struct job *j, const struct blkring_cqe *cqe, unsigned n,
+                           struct io_unit **free, uint64_t now)
+{
+	unsigned len = j->bs[j->ddir];
+	struct io_batch *last = NULL;
+
+	for (unsigned i = 0; i < n; i++, cqe++) {
+		struct io_unit *io = cqe_unit(cqe);
+
+		free[i] = io;
+		last = job_reaped_after(j, io, last);
+		if (unlikely((unsigned)cqe->res != len))
+			job_account(j, io, cqe->res, now);
+	}
+}
+
+/*
  * Counts n CQEs from head against their submissions (job_account_reaped()
- * then accounts them).  A one-direction job's units all go to the same
- * statistics, so its loop checks only the result; other jobs account each
- * unit on its own.
+ * then accounts them); the units of jobs with several directions are
+ * accounted one by one.
  */
 static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned head, unsigned n,
                          uint64_t now)
 {
 	const struct blkring_cqe *cqes = cq->cqes;
 	struct io_unit **free = j->free + j->nr_free;
-	uint32_t mask = cq->ring_mask;
+	uint32_t first = head & cq->ring_mask;
+	unsigned run = cq->ring_entries - first < n ? cq->ring_entries - first : n;
 
 	if (j->single) {
-		unsigned len = j->bs[j->ddir];
-
-		for (unsigned i = 0; i < n; i++) {
-			const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
-			struct io_unit *io = cqe_unit(cqe);
-
-			free[i] = io;
-			job_reaped(j, io);
-			if (unlikely((unsigned)cqe->res != len))
-				job_account(j, io, cqe->res, now);
-		}
+		ring_count_run(j, &cqes[first], run, free, now);
+		ring_count_run(j, cqes, n - run, free + run, now);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
+		const struct blkring_cqe *cqe = &cqes[(head + i) & cq->ring_mask];
 
 		free[i] = cqe_unit(cqe);
-		job_reaped(j, free[i]);
+		job_reaped_after(j, free[i], NULL);
 		job_account(j, free[i], cqe->res, now);
 	}
 }

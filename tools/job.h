@@ -124,13 +124,20 @@ static inline void dir_account_n(struct dir_stats *ds, uint64_t clat, uint64_t l
 	hist_add_n(&ds->lat_hist, lat, n);
 }
 
-/* Counts a reaped unit against its submission; every reaped unit comes here. */
-static inline void job_reaped(struct job *j, struct io_unit *io)
+/*
+ * Counts a reaped unit against its submission; every reaped unit comes
+ * here.  Units of one submission tend to be reaped together: `last` is the
+ * previous unit's, and a record met again needs no look at the list.
+ */
+static inline struct io_batch *job_reaped_after(struct job *j, struct io_unit *io,
+                                                struct io_batch *last)
 {
 	struct io_batch *b = io->batch;
 
-	if (!b->reaped++)
+	if (unlikely(b != last) && !b->reaped)
 		j->touched[j->nr_touched++] = b;
+	b->reaped++;
+	return b;
 }
 
 /*
