@@ -51,8 +51,8 @@ static void test_lat_stat(void)
 		lat_add(&b, 300);
 	CHECK(a.n == b.n && a.sum == b.sum && a.sumsq == b.sumsq && a.min == b.min &&
 	      a.max == b.max);
-	lat_sum_n(&a, 7, 2);
-	CHECK_EQ(a.n, 4);
+	lat_add_n(&a, 7, 2);
+	CHECK_EQ(a.n, 6);
 	CHECK_EQ(a.min, 7);
 	CHECK_EQ(a.sum, 4 * 300 + 2 * 7);
 	CHECK(a.sumsq == 4 * 300 * 300 + 2 * 7 * 7);

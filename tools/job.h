@@ -118,8 +118,8 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 
 static inline void dir_account_n(struct dir_stats *ds, uint64_t clat, uint64_t lat, uint64_t n)
 {
-	lat_sum_n(&ds->clat, clat, n);
-	lat_sum_n(&ds->lat, lat, n);
+	lat_add_n(&ds->clat, clat, n);
+	lat_add_n(&ds->lat, lat, n);
 	hist_add_n(&ds->clat_hist, clat, n);
 	hist_add_n(&ds->lat_hist, lat, n);
 }
@@ -164,7 +164,7 @@ static inline void job_account(struct job *j, struct io_unit *io, int res, uint6
  */
 void job_account_reaped(struct job *j, uint64_t now);
 
-/* Brings the counts (ios, bytes, clat and lat N) up to date. */
+/* Brings the I/O and byte counts up to date from the latency counts. */
 void job_count(struct job *j);
 
 /* Sets up a job in its thread, runs it to the end, and tears it down. */

@@ -19,12 +19,13 @@ struct lat_stat {
 };
 
 /*
- * n samples of one value whose count is kept elsewhere (a histogram's
- * total).  New extremes are rare once a run is under way, so they are
- * branches, not conditional stores.
+ * n samples of one value: a submission's units share their stamps.  New
+ * extremes are rare once a run is under way, so they are branches, not
+ * conditional stores.
  */
-static inline void lat_sum_n(struct lat_stat *s, uint64_t v, uint64_t n)
+static inline void lat_add_n(struct lat_stat *s, uint64_t v, uint64_t n)
 {
+	s->n += n;
 	if (unlikely(v < s->min))
 		s->min = v;
 	if (unlikely(v > s->max))
@@ -35,15 +36,7 @@ static inline void lat_sum_n(struct lat_stat *s, uint64_t v, uint64_t n)
 
 static inline void lat_add(struct lat_stat *s, uint64_t v)
 {
-	s->n++;
-	lat_sum_n(s, v, 1);
-}
-
-/* The same value n times: a batch's submission latency. */
-static inline void lat_add_n(struct lat_stat *s, uint64_t v, uint64_t n)
-{
-	s->n += n;
-	lat_sum_n(s, v, n);
+	lat_add_n(s, v, 1);
 }
 
 void lat_init(struct lat_stat *s);
