@@ -51,35 +51,39 @@ static inline unsigned plan_budget(struct job *j, unsigned n)
 }
 
 /*
- * The generator is copied into locals: stores to the units could alias it.
- * The inner loop runs up to the pass's end, so it has no check for it.
+ * Each run of the inner loop stops at the pass's end, so it has no check
+ * for it, and works on a copy of the generator: stores to the units could
+ * alias the original.
  */
 #define DEFINE_PLANNER(fn, step)                                            \
 	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n) \
 	{                                                                   \
-		struct offset_gen g = j->gen[j->ddir];                      \
+		struct offset_gen *gen = &j->gen[j->ddir];                  \
 		struct io_unit **free = j->free + j->nr_free;               \
 		uint64_t base = j->region_start, bs = j->bs[j->ddir];       \
 		unsigned i = 0;                                             \
                                                                             \
 		n = plan_budget(j, n);                                      \
+		j->nr_free -= n;                                            \
 		while (i < n) {                                             \
 			unsigned end = n;                                   \
+			struct offset_gen g;                                \
                                                                             \
-			if (unlikely(!g.left))                              \
-				gen_new_pass(&g);                           \
-			if (g.left < n - i)                                 \
-				end = i + (unsigned)g.left;                 \
-			g.left -= end - i;                                  \
+			if (unlikely(!gen->left))                           \
+				gen_new_pass(gen);                          \
+			if (gen->left < n - i)                              \
+				end = i + (unsigned)gen->left;              \
+			gen->left -= end - i;                               \
+			g = *gen;                                           \
 			for (; i < end; i++) {                              \
 				struct io_unit *io = *--free;               \
                                                                             \
 				io->offset = base + step(&g) * bs;          \
 				ios[i] = io;                                \
 			}                                                   \
+			gen->x = g.x;                                       \
+			gen->rng = g.rng;                                   \
 		}                                                           \
-		j->nr_free -= n;                                            \
-		j->gen[j->ddir] = g;                                        \
 		return n;                                                   \
 	}
 
