@@ -73,6 +73,12 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 	dir_account_n(ds, since(now, issue), since(now, start), 1);
 }
 
+void job_reaped_record(struct job *j, struct io_batch *b)
+{
+	if (!b->reaped)
+		j->touched[j->nr_touched++] = b;
+}
+
 void job_account_reaped(struct job *j, uint64_t now)
 {
 	struct dir_stats *ds = &j->st->dir[j->ddir];

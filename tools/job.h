@@ -124,6 +124,9 @@ static inline void dir_account_n(struct dir_stats *ds, uint64_t clat, uint64_t l
 	hist_add_n(&ds->lat_hist, lat, n);
 }
 
+/* A submission met first in a reap, or again after another one's units. */
+void job_reaped_record(struct job *j, struct io_batch *b);
+
 /*
  * Counts a reaped unit against its submission; every reaped unit comes
  * here.  Units of one submission tend to be reaped together: `last` is the
@@ -134,8 +137,8 @@ static inline struct io_batch *job_reaped_after(struct job *j, struct io_unit *i
 {
 	struct io_batch *b = io->batch;
 
-	if (unlikely(b != last) && !b->reaped)
-		j->touched[j->nr_touched++] = b;
+	if (unlikely(b != last))
+		job_reaped_record(j, b);
 	b->reaped++;
 	return b;
 }
