@@ -104,8 +104,9 @@ extern const char *const lat_bucket_keys[LAT_MS_NR];
 struct lat_buckets {
 	double ns[LAT_NS_NR], us[LAT_US_NR], ms[LAT_MS_NR]; /* percent of I/Os */
 };
-/* Derived from the total-latency histograms (each bucket is classed by its
- * lowest value, so a bucket straddling a bound counts below it). */
+/* Completion latencies, as fio's io_u_mark_latency() counts them, derived
+ * from the clat histograms (each bucket is classed by its lowest value, so
+ * a bucket straddling a bound counts below it). */
 void lat_buckets(const struct job_stats *st, struct lat_buckets *out);
 
 /*
