@@ -13,8 +13,9 @@
 struct ring_engine {
 	struct blkring ring;
 	bool registered;
-	int shape_op;       /* the SQE every slot of the SQ holds but for three fields, */
-	unsigned shape_len; /* or no opcode (0) */
+	/* The read or write every SQ slot holds but for three fields (-1: none). */
+	int shape_op;
+	unsigned shape_len;
 };
 
 static void ring_exit(struct job *j)

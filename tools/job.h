@@ -22,11 +22,11 @@
 struct io_batch;
 
 struct io_unit {
-	uint64_t offset;
-	void *buf;
 	struct io_batch *batch; /* the submission it went out in (async engines) */
+	uint64_t offset;
 	uint32_t len;
 	uint8_t ddir; /* DDIR_* or DDIR_SYNC */
+	void *buf;
 };
 
 /*
