@@ -260,40 +260,95 @@ static int dm_split(struct dm_io *io, const struct dm_table *t)
 	}
 }
 
-/* The common case: one clone carries the whole bio (no split, no window walk). */
-static int dm_map_whole(struct dm_io *io, struct dm_target *ti)
+/* Nothing issued for the sole clone: a refused BIO_NOWAIT clone refuses
+ * the original (nothing issued at all); any other failure ends it. */
+static int dm_one_failed(struct dm_volume *v, struct dm_clone *c, int ret)
 {
-	struct blkring_bio *orig = io->orig;
-	struct dm_clone *c = dm_clone_new(io, orig->op, orig->sector, orig->size, 0);
-
-	if (unlikely(!c)) {
-		dm_inflight_put(&io->v->inflight);
-		return -ENOMEM;
+	if (ret == -EAGAIN) {
+		blkring__dm_clone_free(c);
+		dm_inflight_put(&v->inflight);
+		return -EAGAIN;
 	}
+	blkring__bio_endio(&c->bio, ret);
+	return 0;
+}
+
+/* What a read or write clone needs before map() and its leg see it; map()
+ * sets dev, submit sets account, the driver its own fields. */
+static inline void dm_clone_rw(struct dm_clone *c, struct dm_volume *v, struct blkring_bio *orig)
+{
+	c->bio.op = orig->op;
+	c->bio.flags = orig->flags & CLONE_FLAGS;
+	c->bio.status = 0;
+	c->bio.queue_hint = orig->queue_hint;
+	c->bio.sector = orig->sector;
+	c->bio.size = orig->size;
 	c->bio.vec = orig->vec;
 	c->bio.nr_vecs = orig->nr_vecs;
 	c->bio.vec_skip = orig->vec_skip;
-	return dm_issue(io, ti, c, true);
+	c->bio.end_io = dm_clone_endio;
+	c->bio.parent = NULL;
+	atomic_store_explicit(&c->bio.remaining, 1, memory_order_relaxed);
+	c->bio.account = false; /* a target that ends it did not submit it */
+	c->bio.hctx = NULL;
+	c->orig = orig;
+	c->vol = v;
 }
 
 /*
- * The caller holds one in-flight count.  Returns 0 when the
- * original will end (exactly once), or a negative errno when nothing was
- * issued and the original is untouched.
+ * The common case: one clone carries the whole bio, to a leg that needs
+ * no second check (the original met the table's limits, which are the
+ * legs', and stays inside one piece of one target).  The table is read
+ * before the submit only: the clone's end may let a swap free it.
  */
-static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+static int dm_map_one(struct dm_volume *v, const struct dm_table *t, struct dm_target *ti,
+                      struct blkring_bio *orig)
 {
-	struct dm_io io = {.v = v, .orig = orig};
+	struct dm_clone *c = blkring__dm_clone_alloc();
 	int ret;
 
-	if (likely(orig->op <= REQ_OP_WRITE)) {
-		struct dm_target *ti = blkring__dm_table_find(t, orig->sector);
-
-		if (likely(ti && orig->size <= blkring__dm_max_io_len(ti, orig->sector)
-		                                   << SECTOR_SHIFT))
-			return dm_map_whole(&io, ti);
+	if (unlikely(!c)) {
+		dm_inflight_put(&v->inflight);
+		return -ENOMEM;
 	}
-	ret = dm_split(&io, t);
+	dm_clone_rw(c, v, orig);
+	if (ti->type->map(ti, &c->bio) != DM_MAPIO_REMAPPED)
+		return 0;
+	if (likely(t->fast_legs))
+		ret = blkring__submit_bio_checked(&c->bio);
+	else
+		ret = blkring__submit_bio(&c->bio);
+	return likely(!ret) ? 0 : dm_one_failed(v, c, ret);
+}
+
+/* A read or write the table's limits allow without a second check. */
+static inline bool dm_fits_fast(const struct dm_table *t, const struct blkring_bio *orig)
+{
+	return orig->op <= REQ_OP_WRITE && orig->size - 1 < t->fast_bytes[orig->op] &&
+	       !(((orig->sector << SECTOR_SHIFT) | orig->size) & t->fast_mask);
+}
+
+/* [sector, sector + nr) inside one piece of ti: before its end and, with
+ * max_io_len, inside one chunk (a mask when the chunk is a power of two). */
+static inline bool dm_one_piece(const struct dm_target *ti, uint64_t sector, uint64_t nr)
+{
+	uint64_t off = sector - ti->begin;
+	uint32_t chunk = ti->max_io_len;
+
+	if (off + nr > ti->len)
+		return false;
+	if (likely(!chunk))
+		return true;
+	if (likely(!(chunk & (chunk - 1))))
+		return (off & (chunk - 1)) + nr <= chunk;
+	return off % chunk + nr <= chunk;
+}
+
+/* The split: every piece a clone, the original ends with the last. */
+static int dm_map_split(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+{
+	struct dm_io io = {.v = v, .orig = orig};
+	int ret = dm_split(&io, t);
 
 	if (likely(io.pending && !ret))
 		return dm_issue(&io, io.pending_ti, io.pending, true);
@@ -309,6 +364,24 @@ static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkr
 		return ret;
 	blkring__bio_endio(orig, 0); /* a flush with nothing to flush */
 	return 0;
+}
+
+/*
+ * The caller holds one in-flight count.  Returns 0 when the
+ * original will end (exactly once), or a negative errno when nothing was
+ * issued and the original is untouched.
+ */
+static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+{
+	if (likely(dm_fits_fast(t, orig))) {
+		struct dm_target *ti = likely(t->nr_targets == 1)
+		                           ? t->targets
+		                           : blkring__dm_table_find(t, orig->sector);
+
+		if (likely(ti && dm_one_piece(ti, orig->sector, orig->size >> SECTOR_SHIFT)))
+			return dm_map_one(v, t, ti, orig);
+	}
+	return dm_map_split(v, t, orig);
 }
 
 /* Returns 1 when the volume was resumed meanwhile (submit again), 0 when
