@@ -10,7 +10,7 @@
 #include "lib/futex.h"
 
 _Thread_local int blkring__dm_my_slot = -1;
-bool blkring__dm_need_fence;
+static bool need_fence; /* no membarrier: every thread takes the shared slot */
 
 static _Atomic uint32_t slots_taken;
 static pthread_key_t slot_key;
@@ -30,12 +30,23 @@ static void slot_key_init(void)
 	pthread_key_create(&slot_key, slot_release);
 }
 
+static void setup(void)
+{
+	need_fence = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0;
+}
+
+void blkring__dm_inflight_setup(void)
+{
+	pthread_once(&setup_once, setup);
+}
+
 unsigned blkring__dm_slot_claim(void)
 {
 	uint32_t taken = atomic_load_explicit(&slots_taken, memory_order_relaxed);
 
 	pthread_once(&slot_once, slot_key_init);
-	for (unsigned i = 0; i < DM_SHARED_SLOT;) {
+	blkring__dm_inflight_setup();
+	for (unsigned i = 0; i < DM_SHARED_SLOT && !need_fence;) {
 		if (taken & (1U << i)) {
 			i++;
 			continue;
@@ -49,17 +60,6 @@ unsigned blkring__dm_slot_claim(void)
 		i = 0; /* the mask changed: look again from the start */
 	}
 	return (unsigned)(blkring__dm_my_slot = DM_SHARED_SLOT);
-}
-
-static void setup(void)
-{
-	blkring__dm_need_fence =
-	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0;
-}
-
-void blkring__dm_inflight_setup(void)
-{
-	pthread_once(&setup_once, setup);
 }
 
 void blkring__dm_inflight_wake(struct dm_inflight *f)
@@ -85,7 +85,7 @@ static bool drained(struct dm_inflight *f)
 void blkring__dm_inflight_block(struct dm_inflight *f)
 {
 	atomic_exchange(&f->blocked, 1);
-	if (!blkring__dm_need_fence)
+	if (!need_fence)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	for (;;) {
 		uint32_t seq = atomic_load(&f->drain_seq);

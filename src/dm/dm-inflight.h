@@ -9,8 +9,9 @@
  * then reads `blocked` with no fence in between; suspend pairs with it by
  * setting `blocked` and running membarrier(), which puts a full barrier
  * on every thread of the process (liburcu's urcu-memb scheme).  Where
- * membarrier is missing the fast path reads `blocked` with a locked
- * read-modify-write instead.
+ * membarrier is missing every thread gets the shared slot, which counts
+ * with a locked add and reads `blocked` with a locked read-modify-write:
+ * the choice is the slot's, so the fast path tests nothing more.
  */
 #ifndef BLKRING_DM_INFLIGHT_H
 #define BLKRING_DM_INFLIGHT_H
@@ -35,8 +36,7 @@ struct dm_inflight {
 	struct dm_slot slot[DM_SLOTS];
 };
 
-extern _Thread_local int blkring__dm_my_slot;
-extern bool blkring__dm_need_fence;
+extern _Thread_local int blkring__dm_my_slot __attribute__((tls_model("initial-exec")));
 unsigned blkring__dm_slot_claim(void);
 
 /* Sets up membarrier once per process; call before the first I/O. */
@@ -62,13 +62,14 @@ static inline unsigned dm_slot(void)
 }
 
 /*
- * Reads `blocked` after the count was stored.  With membarrier, suspend
- * supplies the barrier and this side needs only the compiler's.  Without
- * it, a read-modify-write of `blocked` pairs with suspend's exchange.
+ * Reads `blocked` after the count was stored.  An own slot exists only
+ * with membarrier: suspend supplies the barrier and this side needs only
+ * the compiler's.  On the shared slot a read-modify-write of `blocked`
+ * pairs with suspend's exchange.
  */
-static inline bool dm_blocked(struct dm_inflight *f)
+static inline bool dm_blocked(struct dm_inflight *f, unsigned slot)
 {
-	if (unlikely(blkring__dm_need_fence))
+	if (unlikely(slot == DM_SHARED_SLOT))
 		return atomic_fetch_add(&f->blocked, 0) != 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	return atomic_load_explicit(&f->blocked, memory_order_relaxed) != 0;
@@ -89,7 +90,7 @@ static inline void dm_inflight_put(struct dm_inflight *f)
 	unsigned slot = dm_slot();
 
 	dm_count(&f->slot[slot].completed, slot);
-	if (unlikely(dm_blocked(f)))
+	if (unlikely(dm_blocked(f, slot)))
 		blkring__dm_inflight_wake(f);
 }
 
@@ -99,7 +100,7 @@ static inline bool dm_inflight_enter(struct dm_inflight *f)
 	unsigned slot = dm_slot();
 
 	dm_count(&f->slot[slot].submitted, slot);
-	if (likely(!dm_blocked(f)))
+	if (likely(!dm_blocked(f, slot)))
 		return true;
 	dm_inflight_put(f);
 	return false;

@@ -345,7 +345,8 @@ static inline bool dm_one_piece(const struct dm_target *ti, uint64_t sector, uin
 }
 
 /* The split: every piece a clone, the original ends with the last. */
-static int dm_map_split(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+static __attribute__((noinline)) int dm_map_split(struct dm_volume *v, const struct dm_table *t,
+                                                  struct blkring_bio *orig)
 {
 	struct dm_io io = {.v = v, .orig = orig};
 	int ret = dm_split(&io, t);

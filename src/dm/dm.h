@@ -181,10 +181,41 @@ static inline unsigned dm_clone_nr(const struct blkring_bio *clone)
 	return container_of(clone, const struct dm_clone, bio)->nr;
 }
 
+/* The calling thread's clones (dm-clone.c): its free list, and the cache
+ * its clones come from (NULL until its first clone).  initial-exec: a
+ * plain %fs-relative access. */
+struct dm_clone_local {
+	struct llist_node *free;
+	struct dm_clone_cache *cache;
+};
+extern _Thread_local struct dm_clone_local blkring__dm_clones
+    __attribute__((tls_model("initial-exec")));
+/* The slow halves: grow the thread's cache, or give a clone back to the
+ * thread whose cache it came from. */
+struct dm_clone *blkring__dm_clone_alloc_slow(void);
+void blkring__dm_clone_free_remote(struct dm_clone *c);
+
 /* From the calling thread's cache: no lock, and malloc only to grow it. */
-struct dm_clone *blkring__dm_clone_alloc(void);
+static inline struct dm_clone *blkring__dm_clone_alloc(void)
+{
+	struct llist_node *n = blkring__dm_clones.free;
+
+	if (unlikely(!n))
+		return blkring__dm_clone_alloc_slow();
+	blkring__dm_clones.free = n->next;
+	return container_of(n, struct dm_clone, bio.node);
+}
+
 /* On any thread. */
-void blkring__dm_clone_free(struct dm_clone *c);
+static inline void blkring__dm_clone_free(struct dm_clone *c)
+{
+	if (unlikely(c->cache != blkring__dm_clones.cache)) {
+		blkring__dm_clone_free_remote(c);
+		return;
+	}
+	c->bio.node.next = blkring__dm_clones.free;
+	blkring__dm_clones.free = &c->bio.node;
+}
 
 /* ---- volumes (dm.c) ---- */
 
