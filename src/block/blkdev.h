@@ -287,8 +287,10 @@ static inline int blkring__submit_bio_checked(struct blkring_bio *bio)
 	int ret;
 
 	bio->account = true;
+	if (likely(!(bio->flags & BIO_NOWAIT)))
+		return dev->ops->submit_bio(dev, bio); /* only a NOWAIT bio is refused */
 	ret = dev->ops->submit_bio(dev, bio);
-	if (unlikely(ret))
+	if (ret)
 		bio->account = false;
 	return ret;
 }

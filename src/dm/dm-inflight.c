@@ -9,7 +9,7 @@
 #include "dm-inflight.h"
 #include "lib/futex.h"
 
-_Thread_local int blkring__dm_my_slot = -1;
+_Thread_local long blkring__dm_slot_off = -1;
 static bool need_fence; /* no membarrier: every thread takes the shared slot */
 
 static _Atomic uint32_t slots_taken;
@@ -40,7 +40,12 @@ void blkring__dm_inflight_setup(void)
 	pthread_once(&setup_once, setup);
 }
 
-unsigned blkring__dm_slot_claim(void)
+static long slot_off(unsigned slot)
+{
+	return (long)offsetof(struct dm_inflight, slot[slot]);
+}
+
+long blkring__dm_slot_claim(void)
 {
 	uint32_t taken = atomic_load_explicit(&slots_taken, memory_order_relaxed);
 
@@ -55,11 +60,11 @@ unsigned blkring__dm_slot_claim(void)
 		                                          memory_order_acquire,
 		                                          memory_order_relaxed)) {
 			pthread_setspecific(slot_key, (void *)(uintptr_t)(i + 1));
-			return (unsigned)(blkring__dm_my_slot = (int)i);
+			return blkring__dm_slot_off = slot_off(i);
 		}
 		i = 0; /* the mask changed: look again from the start */
 	}
-	return (unsigned)(blkring__dm_my_slot = DM_SHARED_SLOT);
+	return blkring__dm_slot_off = slot_off(DM_SHARED_SLOT);
 }
 
 void blkring__dm_inflight_wake(struct dm_inflight *f)

@@ -17,6 +17,7 @@
 #define BLKRING_DM_INFLIGHT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -36,71 +37,72 @@ struct dm_inflight {
 	struct dm_slot slot[DM_SLOTS];
 };
 
-extern _Thread_local int blkring__dm_my_slot __attribute__((tls_model("initial-exec")));
-unsigned blkring__dm_slot_claim(void);
+/* The calling thread's slot as a byte offset into struct dm_inflight (one
+ * add to find it in any volume), or -1 before its first I/O. */
+extern _Thread_local long blkring__dm_slot_off __attribute__((tls_model("initial-exec")));
+long blkring__dm_slot_claim(void);
 
 /* Sets up membarrier once per process; call before the first I/O. */
 void blkring__dm_inflight_setup(void);
 /* Blocks new entries and waits until the count is zero. */
 void blkring__dm_inflight_block(struct dm_inflight *f);
 void blkring__dm_inflight_unblock(struct dm_inflight *f);
+void blkring__dm_inflight_wake(struct dm_inflight *f);
 
-static inline void dm_count(_Atomic uint64_t *c, unsigned slot)
-{
-	if (likely(slot != DM_SHARED_SLOT))
-		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-		                      memory_order_release);
-	else
-		atomic_fetch_add(c, 1);
-}
+#define DM_SHARED_OFF ((long)offsetof(struct dm_inflight, slot[DM_SHARED_SLOT]))
 
-static inline unsigned dm_slot(void)
+static inline struct dm_slot *dm_slot(struct dm_inflight *f, long *off)
 {
-	if (unlikely(blkring__dm_my_slot < 0))
-		return blkring__dm_slot_claim();
-	return (unsigned)blkring__dm_my_slot;
+	*off = blkring__dm_slot_off;
+	if (unlikely(*off < 0))
+		*off = blkring__dm_slot_claim();
+	return (struct dm_slot *)((char *)f + *off);
 }
 
 /*
- * Reads `blocked` after the count was stored.  An own slot exists only
- * with membarrier: suspend supplies the barrier and this side needs only
- * the compiler's.  On the shared slot a read-modify-write of `blocked`
- * pairs with suspend's exchange.
+ * Counts one on the thread's slot, then reads `blocked`.  An own slot
+ * exists only with membarrier: a plain add, and suspend supplies the
+ * barrier between it and the read (this side needs only the compiler's).
+ * On the shared slot a locked add, and a read-modify-write of `blocked`
+ * that pairs with suspend's exchange.
  */
-static inline bool dm_blocked(struct dm_inflight *f, unsigned slot)
+static inline uint32_t dm_count(struct dm_inflight *f, _Atomic uint64_t *c, long off)
 {
-	if (unlikely(slot == DM_SHARED_SLOT))
-		return atomic_fetch_add(&f->blocked, 0) != 0;
+	if (unlikely(off == DM_SHARED_OFF)) {
+		atomic_fetch_add(c, 1);
+		return atomic_fetch_add(&f->blocked, 0);
+	}
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+	                      memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
-	return atomic_load_explicit(&f->blocked, memory_order_relaxed) != 0;
+	return atomic_load_explicit(&f->blocked, memory_order_relaxed);
 }
 
 /* One more clone in flight (the caller already counts one). */
 static inline void dm_inflight_get(struct dm_inflight *f)
 {
-	unsigned slot = dm_slot();
+	long off;
+	struct dm_slot *s = dm_slot(f, &off);
 
-	dm_count(&f->slot[slot].submitted, slot);
+	dm_count(f, &s->submitted, off);
 }
-
-void blkring__dm_inflight_wake(struct dm_inflight *f);
 
 static inline void dm_inflight_put(struct dm_inflight *f)
 {
-	unsigned slot = dm_slot();
+	long off;
+	struct dm_slot *s = dm_slot(f, &off);
 
-	dm_count(&f->slot[slot].completed, slot);
-	if (unlikely(dm_blocked(f, slot)))
+	if (unlikely(dm_count(f, &s->completed, off)))
 		blkring__dm_inflight_wake(f);
 }
 
 /* Counts an I/O in; false (and not counted) when suspend blocks it. */
 static inline bool dm_inflight_enter(struct dm_inflight *f)
 {
-	unsigned slot = dm_slot();
+	long off;
+	struct dm_slot *s = dm_slot(f, &off);
 
-	dm_count(&f->slot[slot].submitted, slot);
-	if (likely(!dm_blocked(f, slot)))
+	if (likely(!dm_count(f, &s->submitted, off)))
 		return true;
 	dm_inflight_put(f);
 	return false;

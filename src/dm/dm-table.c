@@ -457,21 +457,15 @@ static int check_alignment(const struct dm_table *t)
 	return 0;
 }
 
-/* The fast path's checks (dm.h): the table's limits, and a clone that
- * cannot leave a leg's logical block or meet a leg whose limits move. */
+/* The fast path's checks (dm.h): the table's limits, and chunks that keep
+ * a clone on its leg's logical blocks. */
 static void fast_limits(struct dm_table *t)
 {
 	uint64_t lbs_sectors = t->limits.logical_block_size >> SECTOR_SHIFT;
 	bool fast = !t->limits.dma_alignment;
 
-	t->fast_legs = true;
-	for (unsigned i = 0; i < t->nr_targets; i++) {
-		const struct dm_target *ti = &t->targets[i];
-
-		fast &= !(ti->max_io_len % lbs_sectors);
-		for (unsigned l = 0; l < ti->nr_legs; l++)
-			t->fast_legs &= !blkring__dm_is_volume(ti->legs[l].dev);
-	}
+	for (unsigned i = 0; i < t->nr_targets; i++)
+		fast &= !(t->targets[i].max_io_len % lbs_sectors);
 	t->fast_mask = t->limits.logical_block_size - 1;
 	t->fast_bytes[REQ_OP_READ] = fast ? (uint64_t)t->limits.max_sectors << SECTOR_SHIFT : 0;
 	t->fast_bytes[REQ_OP_WRITE] = t->read_only ? 0 : t->fast_bytes[REQ_OP_READ];

@@ -66,9 +66,15 @@ void blkring__dm_unlock(void)
 
 static const struct blkring_dev_ops dm_volume_ops;
 
-bool blkring__dm_is_volume(const struct blkring_dev *dev)
+/* Inline for the fast path: the exported name is interposable. */
+static inline bool dm_is_volume(const struct blkring_dev *dev)
 {
 	return dev->ops == &dm_volume_ops;
+}
+
+bool blkring__dm_is_volume(const struct blkring_dev *dev)
+{
+	return dm_is_volume(dev);
 }
 
 struct dm_table *blkring__dm_live(struct blkring_dev *dev)
@@ -260,10 +266,20 @@ static int dm_split(struct dm_io *io, const struct dm_table *t)
 	}
 }
 
-/* Nothing issued for the sole clone: a refused BIO_NOWAIT clone refuses
- * the original (nothing issued at all); any other failure ends it. */
-static int dm_one_failed(struct dm_volume *v, struct dm_clone *c, int ret)
+/*
+ * A sole clone that may fail at submit: one to a volume (its limits may
+ * have changed since this table was built, so it gets the full check), or
+ * one with BIO_NOWAIT.  A refused BIO_NOWAIT clone refuses the original,
+ * nothing issued at all; any other failure ends the clone with it.
+ */
+static __attribute__((noinline)) int dm_submit_one_slow(struct dm_clone *c)
 {
+	struct dm_volume *v = c->vol;
+	int ret = dm_is_volume(c->bio.dev) ? blkring__submit_bio(&c->bio)
+	                                   : blkring__submit_bio_checked(&c->bio);
+
+	if (likely(!ret))
+		return 0;
 	if (ret == -EAGAIN) {
 		blkring__dm_clone_free(c);
 		dm_inflight_put(&v->inflight);
@@ -298,14 +314,12 @@ static inline void dm_clone_rw(struct dm_clone *c, struct dm_volume *v, struct b
 /*
  * The common case: one clone carries the whole bio, to a leg that needs
  * no second check (the original met the table's limits, which are the
- * legs', and stays inside one piece of one target).  The table is read
- * before the submit only: the clone's end may let a swap free it.
+ * legs', and stays inside one piece of one target).  Nothing of the
+ * table is read after the submit: the clone's end may let a swap free it.
  */
-static int dm_map_one(struct dm_volume *v, const struct dm_table *t, struct dm_target *ti,
-                      struct blkring_bio *orig)
+static int dm_map_one(struct dm_volume *v, struct dm_target *ti, struct blkring_bio *orig)
 {
 	struct dm_clone *c = blkring__dm_clone_alloc();
-	int ret;
 
 	if (unlikely(!c)) {
 		dm_inflight_put(&v->inflight);
@@ -314,11 +328,11 @@ static int dm_map_one(struct dm_volume *v, const struct dm_table *t, struct dm_t
 	dm_clone_rw(c, v, orig);
 	if (ti->type->map(ti, &c->bio) != DM_MAPIO_REMAPPED)
 		return 0;
-	if (likely(t->fast_legs))
-		ret = blkring__submit_bio_checked(&c->bio);
-	else
-		ret = blkring__submit_bio(&c->bio);
-	return likely(!ret) ? 0 : dm_one_failed(v, c, ret);
+	/* Only a BIO_NOWAIT bio may be refused (blkdev.h): this submit cannot
+	 * fail, and the call is the last thing done here. */
+	if (likely(!(c->bio.flags & BIO_NOWAIT) && !dm_is_volume(c->bio.dev)))
+		return blkring__submit_bio_checked(&c->bio);
+	return dm_submit_one_slow(c);
 }
 
 /* A read or write the table's limits allow without a second check. */
@@ -380,7 +394,7 @@ static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkr
 		                           : blkring__dm_table_find(t, orig->sector);
 
 		if (likely(ti && dm_one_piece(ti, orig->sector, orig->size >> SECTOR_SHIFT)))
-			return dm_map_one(v, t, ti, orig);
+			return dm_map_one(v, ti, orig);
 	}
 	return dm_map_split(v, t, orig);
 }

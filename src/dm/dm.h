@@ -91,9 +91,7 @@ struct dm_table {
 	 * checking it again (dm.c's fast path; dm-table.c sets them with the
 	 * limits): its bytes and sectors on `fast_mask`, at most fast_bytes[op]
 	 * bytes (0: never; writes to a read-only table, buffers with alignment
-	 * rules, chunks off the logical block); fast_legs: no leg is a volume,
-	 * whose limits may change under this table. */
-	bool fast_legs;
+	 * rules, chunks off the logical block). */
 	uint64_t fast_mask;
 	uint64_t fast_bytes[REQ_OP_WRITE + 1];
 	uint64_t sectors;
