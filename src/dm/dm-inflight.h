@@ -96,16 +96,17 @@ static inline void dm_inflight_put(struct dm_inflight *f)
 		blkring__dm_inflight_wake(f);
 }
 
-/* Counts an I/O in; false (and not counted) when suspend blocks it. */
-static inline bool dm_inflight_enter(struct dm_inflight *f)
+/*
+ * Counts an I/O in.  Nonzero when suspend blocks it: the count stands
+ * then, and the caller backs out with dm_inflight_put() (out of its fast
+ * path: nothing here calls out).
+ */
+static inline uint32_t dm_inflight_enter_blocked(struct dm_inflight *f)
 {
 	long off;
 	struct dm_slot *s = dm_slot(f, &off);
 
-	if (likely(!dm_count(f, &s->submitted, off)))
-		return true;
-	dm_inflight_put(f);
-	return false;
+	return dm_count(f, &s->submitted, off);
 }
 
 #endif

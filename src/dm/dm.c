@@ -289,19 +289,21 @@ static __attribute__((noinline)) int dm_submit_one_slow(struct dm_clone *c)
 	return 0;
 }
 
-/* What a read or write clone needs before map() and its leg see it; map()
+/* The request part of a bio, op to the data window: a whole clone copies it. */
+#define RQ_START offsetof(struct blkring_bio, op)
+#define RQ_END offsetof(struct blkring_bio, inline_vec)
+_Static_assert(offsetof(struct blkring_bio, vec_skip) < RQ_END &&
+                   offsetof(struct blkring_bio, end_io) > RQ_END,
+               "the request part of struct blkring_bio moved");
+
+/* What a read or write clone needs before map() and its leg see it: the
+ * original's request part in one copy (five words, not ten fields); map()
  * sets dev, submit sets account, the driver its own fields. */
 static inline void dm_clone_rw(struct dm_clone *c, struct dm_volume *v, struct blkring_bio *orig)
 {
-	c->bio.op = orig->op;
-	c->bio.flags = orig->flags & CLONE_FLAGS;
+	memcpy((char *)&c->bio + RQ_START, (const char *)orig + RQ_START, RQ_END - RQ_START);
+	c->bio.flags &= CLONE_FLAGS;
 	c->bio.status = 0;
-	c->bio.queue_hint = orig->queue_hint;
-	c->bio.sector = orig->sector;
-	c->bio.size = orig->size;
-	c->bio.vec = orig->vec;
-	c->bio.nr_vecs = orig->nr_vecs;
-	c->bio.vec_skip = orig->vec_skip;
 	c->bio.end_io = dm_clone_endio;
 	c->bio.parent = NULL;
 	atomic_store_explicit(&c->bio.remaining, 1, memory_order_relaxed);
@@ -311,20 +313,10 @@ static inline void dm_clone_rw(struct dm_clone *c, struct dm_volume *v, struct b
 	c->vol = v;
 }
 
-/*
- * The common case: one clone carries the whole bio, to a leg that needs
- * no second check (the original met the table's limits, which are the
- * legs', and stays inside one piece of one target).  Nothing of the
- * table is read after the submit: the clone's end may let a swap free it.
- */
-static int dm_map_one(struct dm_volume *v, struct dm_target *ti, struct blkring_bio *orig)
+/* Maps the sole clone and hands it to its leg. */
+static inline int dm_issue_one(struct dm_clone *c, struct dm_volume *v, struct dm_target *ti,
+                               struct blkring_bio *orig)
 {
-	struct dm_clone *c = blkring__dm_clone_alloc();
-
-	if (unlikely(!c)) {
-		dm_inflight_put(&v->inflight);
-		return -ENOMEM;
-	}
 	dm_clone_rw(c, v, orig);
 	if (ti->type->map(ti, &c->bio) != DM_MAPIO_REMAPPED)
 		return 0;
@@ -333,6 +325,35 @@ static int dm_map_one(struct dm_volume *v, struct dm_target *ti, struct blkring_
 	if (likely(!(c->bio.flags & BIO_NOWAIT) && !dm_is_volume(c->bio.dev)))
 		return blkring__submit_bio_checked(&c->bio);
 	return dm_submit_one_slow(c);
+}
+
+/* The thread's clone cache is empty: grow it first. */
+static __attribute__((noinline)) int dm_map_one_grow(struct dm_volume *v, struct dm_target *ti,
+                                                     struct blkring_bio *orig)
+{
+	struct dm_clone *c = blkring__dm_clone_alloc_slow();
+
+	if (unlikely(!c)) {
+		dm_inflight_put(&v->inflight);
+		return -ENOMEM;
+	}
+	return dm_issue_one(c, v, ti, orig);
+}
+
+/*
+ * The common case: one clone carries the whole bio, to a leg that needs
+ * no second check (the original met the table's limits, which are the
+ * legs', and stays inside one piece of one target).  Nothing of the
+ * table is read after the submit: the clone's end may let a swap free it.
+ * Every call but map() is a tail call, so little is kept across it.
+ */
+static inline int dm_map_one(struct dm_volume *v, struct dm_target *ti, struct blkring_bio *orig)
+{
+	struct dm_clone *c = blkring__dm_clone_pop();
+
+	if (unlikely(!c))
+		return dm_map_one_grow(v, ti, orig);
+	return dm_issue_one(c, v, ti, orig);
 }
 
 /* A read or write the table's limits allow without a second check. */
@@ -386,7 +407,8 @@ static __attribute__((noinline)) int dm_map_split(struct dm_volume *v, const str
  * original will end (exactly once), or a negative errno when nothing was
  * issued and the original is untouched.
  */
-static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+static inline __attribute__((always_inline)) int
+dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
 {
 	if (likely(dm_fits_fast(t, orig))) {
 		struct dm_target *ti = likely(t->nr_targets == 1)
@@ -419,18 +441,41 @@ static int dm_hold(struct dm_volume *v, struct blkring_bio *bio)
 	return ret;
 }
 
+static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio);
+
+/* Suspended when it came: backs out, then is held, or goes again if the
+ * volume was resumed meanwhile. */
+static __attribute__((noinline)) int dm_submit_blocked(struct dm_volume *v, struct blkring_bio *bio)
+{
+	do {
+		int ret;
+
+		dm_inflight_put(&v->inflight);
+		ret = dm_hold(v, bio);
+		if (ret != 1)
+			return ret;
+	} while (dm_inflight_enter_blocked(&v->inflight));
+	return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire), bio);
+}
+
+/* The thread's first I/O through any volume: it takes an in-flight slot. */
+static __attribute__((noinline)) int dm_submit_first(struct blkring_dev *dev,
+                                                     struct blkring_bio *bio)
+{
+	blkring__dm_slot_claim();
+	return dm_submit_bio(dev, bio);
+}
+
+/* Every call here is a tail call but map()'s: little is kept across it. */
 static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	struct dm_volume *v = dev->private;
-	int ret;
 
-	do {
-		if (likely(dm_inflight_enter(&v->inflight)))
-			return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire),
-			                  bio);
-		ret = dm_hold(v, bio);
-	} while (ret == 1);
-	return ret;
+	if (unlikely(blkring__dm_slot_off < 0))
+		return dm_submit_first(dev, bio);
+	if (unlikely(dm_inflight_enter_blocked(&v->inflight)))
+		return dm_submit_blocked(v, bio);
+	return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire), bio);
 }
 
 /* ---- volume objects ---- */

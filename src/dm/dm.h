@@ -193,15 +193,21 @@ extern _Thread_local struct dm_clone_local blkring__dm_clones
 struct dm_clone *blkring__dm_clone_alloc_slow(void);
 void blkring__dm_clone_free_remote(struct dm_clone *c);
 
-/* From the calling thread's cache: no lock, and malloc only to grow it. */
-static inline struct dm_clone *blkring__dm_clone_alloc(void)
+/* A clone from the calling thread's free list, or NULL when it is empty. */
+static inline struct dm_clone *blkring__dm_clone_pop(void)
 {
 	struct llist_node *n = blkring__dm_clones.free;
 
 	if (unlikely(!n))
-		return blkring__dm_clone_alloc_slow();
+		return NULL;
 	blkring__dm_clones.free = n->next;
 	return container_of(n, struct dm_clone, bio.node);
+}
+
+/* From the calling thread's cache: no lock, and malloc only to grow it. */
+static inline struct dm_clone *blkring__dm_clone_alloc(void)
+{
+	return blkring__dm_clone_pop() ?: blkring__dm_clone_alloc_slow();
 }
 
 /* On any thread. */
