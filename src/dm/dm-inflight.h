@@ -66,16 +66,37 @@ static inline struct dm_slot *dm_slot(struct dm_inflight *f, long *off)
  * On the shared slot a locked add, and a read-modify-write of `blocked`
  * that pairs with suspend's exchange.
  */
+static inline uint32_t dm_count_own(struct dm_inflight *f, _Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+	                      memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&f->blocked, memory_order_relaxed);
+}
+
 static inline uint32_t dm_count(struct dm_inflight *f, _Atomic uint64_t *c, long off)
 {
 	if (unlikely(off == DM_SHARED_OFF)) {
 		atomic_fetch_add(c, 1);
 		return atomic_fetch_add(&f->blocked, 0);
 	}
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-	                      memory_order_release);
-	atomic_signal_fence(memory_order_seq_cst);
-	return atomic_load_explicit(&f->blocked, memory_order_relaxed);
+	return dm_count_own(f, c);
+}
+
+/* The thread's own slot, or 0 when it has none yet or shares the last
+ * one (then dm_inflight_put() is the way out). */
+static inline long dm_own_slot(void)
+{
+	long off = blkring__dm_slot_off;
+
+	return likely(off > 0 && off != DM_SHARED_OFF) ? off : 0;
+}
+
+/* dm_inflight_put() on the slot dm_own_slot() gave, minus the wake-up:
+ * nonzero when a suspend waits, and the caller wakes it. */
+static inline uint32_t dm_inflight_put_own(struct dm_inflight *f, long off)
+{
+	return dm_count_own(f, &((struct dm_slot *)((char *)f + off))->completed);
 }
 
 /* One more clone in flight (the caller already counts one). */

@@ -102,15 +102,47 @@ struct dm_io {
 	struct dm_target *pending_ti;
 };
 
-static void dm_clone_endio(struct blkring_bio *bio)
+/* A clone's end in general: back to its cache (maybe another thread's),
+ * out of the in-flight count, and the original's end with its status.
+ * The wake-up comes first: once the original ended its volume may go. */
+static __attribute__((noinline)) void dm_clone_endio_slow(struct dm_clone *c)
 {
-	struct dm_clone *c = container_of(bio, struct dm_clone, bio);
 	struct blkring_bio *orig = c->orig;
 	struct dm_volume *v = c->vol;
-	int status = bio->status;
+	int status = c->bio.status;
 
 	blkring__dm_clone_free(c);
 	dm_inflight_put(&v->inflight);
+	blkring__bio_endio(orig, status);
+}
+
+/* A suspend waits to drain: wake it, then end the original. */
+static __attribute__((noinline)) void dm_clone_endio_wake(struct dm_inflight *f,
+                                                          struct blkring_bio *orig, int status)
+{
+	blkring__dm_inflight_wake(f);
+	blkring__bio_endio(orig, status);
+}
+
+/* The common end: on a thread with its own slot and the clone's cache,
+ * so nothing needs a call but the original's end, a tail call. */
+static void dm_clone_endio(struct blkring_bio *bio)
+{
+	struct dm_clone *c = container_of(bio, struct dm_clone, bio);
+	struct dm_inflight *f = &c->vol->inflight;
+	struct blkring_bio *orig = c->orig;
+	int status = bio->status;
+	long off = dm_own_slot();
+
+	if (unlikely(!off || !blkring__dm_clone_mine(c))) {
+		dm_clone_endio_slow(c);
+		return;
+	}
+	blkring__dm_clone_free_mine(c);
+	if (unlikely(dm_inflight_put_own(f, off))) {
+		dm_clone_endio_wake(f, orig, status);
+		return;
+	}
 	blkring__bio_endio(orig, status);
 }
 

@@ -210,15 +210,27 @@ static inline struct dm_clone *blkring__dm_clone_alloc(void)
 	return blkring__dm_clone_pop() ?: blkring__dm_clone_alloc_slow();
 }
 
+/* Whether c came from the calling thread's cache. */
+static inline bool blkring__dm_clone_mine(const struct dm_clone *c)
+{
+	return c->cache == blkring__dm_clones.cache;
+}
+
+/* Back on the calling thread's free list: only a clone of its own. */
+static inline void blkring__dm_clone_free_mine(struct dm_clone *c)
+{
+	c->bio.node.next = blkring__dm_clones.free;
+	blkring__dm_clones.free = &c->bio.node;
+}
+
 /* On any thread. */
 static inline void blkring__dm_clone_free(struct dm_clone *c)
 {
-	if (unlikely(c->cache != blkring__dm_clones.cache)) {
+	if (unlikely(!blkring__dm_clone_mine(c))) {
 		blkring__dm_clone_free_remote(c);
 		return;
 	}
-	c->bio.node.next = blkring__dm_clones.free;
-	blkring__dm_clones.free = &c->bio.node;
+	blkring__dm_clone_free_mine(c);
 }
 
 /* ---- volumes (dm.c) ---- */
