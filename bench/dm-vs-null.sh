@@ -6,10 +6,13 @@
 #   - a striped volume over two null devices, chunk 128 sectors (>= 0.8).
 # The three alternate ROUNDS times (the machine is noisy: each ratio is taken
 # within one round, against that round's null run); every round's ratios
-# are printed, then their median, minimum and maximum.  With --callgrind,
-# also the instructions per I/O of each: two runs of different sizes under
-# callgrind, the difference divided by the difference in I/Os, so start-up
-# and teardown cancel out.
+# are printed, then their median, minimum and maximum.  Two ratios: of the
+# IOPS (wall clock), and of the I/Os per second of the job thread's own
+# CPU time (user + system, from getrusage), which a busy machine that
+# takes the CPU away from the job skews far less.  With --callgrind,
+# also the instructions per I/O of each: two runs of different sizes
+# under callgrind, the difference divided by the difference in I/Os, so
+# start-up and teardown cancel out.
 #
 #   bench/dm-vs-null.sh [--callgrind] [BUILD_DIR] [SECONDS] [ROUNDS]
 set -euo pipefail
@@ -34,31 +37,40 @@ SPECS=(null:irqmode=none "table:$dir/linear.table" "table:$dir/striped.table")
 NAMES=(null linear striped)
 JOB=(--name=dm --rw=randread --bs=4k --iodepth=128)
 
-iops() { # spec
+run() { # spec -> "IOPS IOPS-per-CPU-second"
 	"$O/blkring" bench --output-format=json "${JOB[@]}" --filename="$1" --runtime="$SECS" \
-		--time_based | python3 -c "import json, sys; print(json.load(sys.stdin)['jobs'][0]['read']['iops'])"
+		--time_based | python3 -c "import json, sys
+j = json.load(sys.stdin)['jobs'][0]
+cpu = (j['usr_cpu'] + j['sys_cpu']) / 100
+print(j['read']['iops'], j['read']['iops'] / cpu if cpu else 0)"
 }
 
-lin=() str=()
+ratio() { python3 -c "print('%.3f' % ($1 / $2))"; }
+
+lin=() str=() lin_cpu=() str_cpu=()
 for ((r = 1; r <= ROUNDS; r++)); do
-	n=$(iops "${SPECS[0]}")
-	l=$(iops "${SPECS[1]}")
-	s=$(iops "${SPECS[2]}")
-	lin+=("$(python3 -c "print('%.3f' % ($l / $n))")")
-	str+=("$(python3 -c "print('%.3f' % ($s / $n))")")
-	printf 'round %d: null %9.0f  linear %9.0f (%s)  striped %9.0f (%s) IOPS\n' \
+	read -r n nc < <(run "${SPECS[0]}")
+	read -r l lc < <(run "${SPECS[1]}")
+	read -r s sc < <(run "${SPECS[2]}")
+	lin+=("$(ratio "$l" "$n")") str+=("$(ratio "$s" "$n")")
+	lin_cpu+=("$(ratio "$lc" "$nc")") str_cpu+=("$(ratio "$sc" "$nc")")
+	printf 'round %d: IOPS null %9.0f  linear %9.0f (%s)  striped %9.0f (%s)\n' \
 		"$r" "$n" "$l" "${lin[-1]}" "$s" "${str[-1]}"
+	printf '         per CPU-s  %9.0f         %9.0f (%s)          %9.0f (%s)\n' \
+		"$nc" "$lc" "${lin_cpu[-1]}" "$sc" "${str_cpu[-1]}"
 done
 
-summary() { # name ratios...
-	local name=$1
+summary() { # what ratios...
+	local what=$1
 	shift
-	printf '%s\n' "$@" | sort -g | awk -v name="$name" '{ v[NR] = $1 }
-		END { printf "%-8s/null: median %.3f, min %.3f, max %.3f (target >= 0.8)\n",
-		      name, v[int((NR + 1) / 2)], v[1], v[NR] }'
+	printf '%s\n' "$@" | sort -g | awk -v what="$what" '{ v[NR] = $1 }
+		END { printf "%-26s median %.3f, min %.3f, max %.3f (target >= 0.8)\n",
+		      what, v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
-summary linear "${lin[@]}"
-summary striped "${str[@]}"
+summary "linear/null, IOPS:" "${lin[@]}"
+summary "striped/null, IOPS:" "${str[@]}"
+summary "linear/null, per CPU-s:" "${lin_cpu[@]}"
+summary "striped/null, per CPU-s:" "${str_cpu[@]}"
 
 if ((callgrind)); then
 	if ! command -v valgrind >/dev/null; then
