@@ -17,11 +17,14 @@ static pthread_key_t slot_key;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
-/* A slot outlives its thread's counts: the next owner adds to them. */
+/* A slot outlives its thread's counts: the next owner adds to them.  The
+ * thread forgets it first: an I/O it still ends from a later destructor
+ * must not count with plain adds on a slot another thread may own. */
 static void slot_release(void *arg)
 {
 	uint32_t bit = 1U << ((uintptr_t)arg - 1);
 
+	blkring__dm_slot_off = -1;
 	atomic_fetch_and_explicit(&slots_taken, ~bit, memory_order_release);
 }
 
