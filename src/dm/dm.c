@@ -388,7 +388,10 @@ static inline int dm_map_one(struct dm_volume *v, struct dm_target *ti, struct b
 	return dm_issue_one(c, v, ti, orig);
 }
 
-/* A read or write the table's limits allow without a second check. */
+/* A read or write the table's limits allow without a second check.  The
+ * original met the volume's limits when it was submitted, but a reload
+ * may have made this table live since: its own limits are what its legs
+ * take. */
 static inline bool dm_fits_fast(const struct dm_table *t, const struct blkring_bio *orig)
 {
 	return orig->op <= REQ_OP_WRITE && orig->size - 1 < t->fast_bytes[orig->op] &&

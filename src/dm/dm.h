@@ -8,7 +8,10 @@
  * submit_bio cuts the bio at target and chunk boundaries into clones,
  * asks each target's map() where a clone goes, and submits it to the leg
  * through blkring__submit_bio(); the original ends when its last clone
- * ended, with the first error.
+ * ended, with the first error.  A read or write inside one piece of one
+ * target is one clone, checked against the table's limits and handed to
+ * its leg with blkring__submit_bio_checked() (a leg that is a volume gets
+ * the full check: its limits can change under the table).
  */
 #ifndef BLKRING_DM_DM_H
 #define BLKRING_DM_DM_H
