@@ -10,13 +10,10 @@
 #include "lib/error.h"
 #include "ring.h"
 
-int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n)
+static int devices_register(struct blkring__ctx *ctx, struct blkring_dev *const *devs, unsigned n)
 {
-	struct blkring__ctx *ctx = ring->ctx;
 	struct blkring_dev **table;
 
-	if (!blkring__is_owner(ctx))
-		return -EEXIST;
 	if (ctx->devs)
 		return blkring__error(-EBUSY, "register devices: the ring already has a table");
 	if (!devs || !n || n > BLKRING_MAX_DEVICES)
@@ -45,12 +42,8 @@ void blkring__devices_drop(struct blkring__ctx *ctx)
 	ctx->nr_devs = 0;
 }
 
-int blkring_unregister_devices(struct blkring *ring)
+static int devices_unregister(struct blkring__ctx *ctx)
 {
-	struct blkring__ctx *ctx = ring->ctx;
-
-	if (!blkring__is_owner(ctx))
-		return -EEXIST;
 	if (!ctx->devs)
 		return -ENXIO;
 	blkring__enter(ctx);
@@ -59,4 +52,41 @@ int blkring_unregister_devices(struct blkring *ring)
 		                      ctx->nr_seq - ctx->nr_done);
 	blkring__devices_drop(ctx);
 	return 0;
+}
+
+/* An SQPOLL ring's SQ thread reads the table: it is parked while it changes. */
+int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	int ret;
+
+	if (ctx->sq) {
+		ret = blkring__sq_park(ctx);
+		if (ret)
+			return ret;
+		ret = devices_register(ctx, devs, n);
+		blkring__sq_unpark(ctx);
+		return ret;
+	}
+	if (!blkring__is_owner(ctx))
+		return -EEXIST;
+	return devices_register(ctx, devs, n);
+}
+
+int blkring_unregister_devices(struct blkring *ring)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	int ret;
+
+	if (ctx->sq) {
+		ret = blkring__sq_park(ctx);
+		if (ret)
+			return ret;
+		ret = devices_unregister(ctx);
+		blkring__sq_unpark(ctx);
+		return ret;
+	}
+	if (!blkring__is_owner(ctx))
+		return -EEXIST;
+	return devices_unregister(ctx);
 }

@@ -7,7 +7,8 @@
  * Threads: everything in struct blkring__ctx is owned by the ring's owner
  * thread except what is marked "shared": the task-work list (any thread
  * pushes), the worker pool (its own lock) and the statistics (read by any
- * thread, written by the owner with plain relaxed stores).
+ * thread, written by the owner with plain relaxed stores).  With SQPOLL the
+ * owner is the ring's SQ thread (sqpoll.c), not the application's thread.
  */
 #ifndef BLKRING_RING_RING_H
 #define BLKRING_RING_RING_H
@@ -46,19 +47,25 @@ struct blkring__rings {
 struct blkring__tw_node {
 	struct llist_node node;
 	void (*func)(struct blkring__tw_node *tw);
+	bool prio; /* a completion: on a TW_PRIO ring it runs before other work */
 };
 
 /*
  * A lock-free list whose head also says whether its runner sleeps: the
  * value BLKRING__TW_SLEEPING (an empty list with the runner asleep) lets the
  * first producer know it must wake the runner, with no access to the ring
- * after its push.
+ * after its push.  BLKRING__TW_SLEEPING_LAZY (deferred task running) says
+ * the runner sleeps until nr_added reaches wake_at: each producer counts
+ * itself before its push and wakes the runner when its count is the one.
  */
 struct blkring__tw_list {
 	_Atomic uintptr_t head;
+	_Atomic uint32_t nr_added; /* DEFER_TASKRUN only: items added since setup */
+	_Atomic uint32_t wake_at;  /* DEFER_TASKRUN only: the count a lazy sleeper waits for */
 };
 
 #define BLKRING__TW_SLEEPING ((uintptr_t)1)
+#define BLKRING__TW_SLEEPING_LAZY ((uintptr_t)3)
 
 /* ---- worker pool (io-wq.c) ---- */
 
@@ -160,6 +167,8 @@ struct blkring__ctx {
 
 	unsigned flags; /* BLKRING_SETUP_* */
 	struct blkring__req_chunk *chunks;
+	uint32_t tw_taken;           /* task work items taken (DEFER_TASKRUN's lazy wake) */
+	struct blkring__sq_data *sq; /* the SQ thread (SQPOLL), else NULL */
 
 	/* Shared. */
 	struct blkring__tw_list tw __cacheline_aligned;
@@ -281,13 +290,38 @@ extern const struct blkring__op blkring__ops[BLKRING_OP_LAST];
 
 /* tw.c */
 void blkring__tw_init(struct blkring__tw_list *tw);
+/* A completion for the owner to post (the priority list on a TW_PRIO ring). */
 void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node);
+/* Other work for the owner (an issue turned into task work): the normal list. */
+void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node);
 unsigned blkring__tw_run(struct blkring__ctx *ctx);
 int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline);
+int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct timespec *deadline);
+void blkring__tw_idle(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ctx *ctx));
+void blkring__tw_kick(struct blkring__ctx *ctx);
+bool blkring__time_left(const struct timespec *deadline, struct timespec *left);
 
 static inline bool blkring__tw_pending(struct blkring__ctx *ctx)
 {
-	return atomic_load_explicit(&ctx->tw.head, memory_order_relaxed) > BLKRING__TW_SLEEPING;
+	return atomic_load_explicit(&ctx->tw.head, memory_order_relaxed) >
+	       BLKRING__TW_SLEEPING_LAZY;
+}
+
+/* sqpoll.c: the SQ thread, and the application's side of an SQPOLL ring. */
+int blkring__sq_start(struct blkring__ctx *ctx, const struct blkring_params *p);
+void blkring__sq_stop(struct blkring__ctx *ctx);
+int blkring__sq_park(struct blkring__ctx *ctx);
+void blkring__sq_unpark(struct blkring__ctx *ctx);
+int blkring__sq_submit(struct blkring *ring);
+int blkring__sq_get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+                        const struct timespec *deadline);
+void blkring__sq_cq_wake(struct blkring__ctx *ctx);
+
+/* Posted CQEs are committed: wakes an SQPOLL ring's waiting application. */
+static inline void blkring__cq_wake(struct blkring__ctx *ctx)
+{
+	if (unlikely(ctx->sq))
+		blkring__sq_cq_wake(ctx);
 }
 
 /* io-wq.c */
