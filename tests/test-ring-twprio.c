@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ring-fake.h"
+#include "ring/ring.h"
 #include "test.h"
 
 #define HELD 0   /* device index: bios wait for the test to end them */
@@ -108,75 +109,100 @@ static void twprio_off_is_fifo(void)
 	}
 }
 
-/* ---- a completion that arrives while other work runs ---- */
+/* ---- when an SQPOLL ring's reaper sees the CQEs ---- */
 
-/* A device whose issue has another thread end one held bio (the
- * completion arrives while the ring runs its issue work), then ends its
- * own bio inline. */
-static struct fake_dev *relay_target;
-
-static int relay_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
-{
-	(void)dev;
-	ring_fake_end_from_thread(relay_target, 1, 0);
-	blkring__bio_endio(bio, 0);
-	return 0;
-}
-
-static const struct blkring_dev_ops relay_ops = {
-    .name = "relay",
-    .submit_bio = relay_submit_bio,
+/* Task work that holds the SQ thread until the test opens it. */
+struct gate {
+	struct blkring__tw_node tw;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool entered, open;
 };
 
-static void relay_order(unsigned flags, uint64_t *order, unsigned n)
+static void gate_run(struct blkring__tw_node *tw)
 {
+	struct gate *g = container_of(tw, struct gate, tw);
+
+	pthread_mutex_lock(&g->lock);
+	g->entered = true;
+	pthread_cond_broadcast(&g->cond);
+	while (!g->open)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_init(struct gate *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->tw.func = gate_run;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+}
+
+static void gate_wait_entered(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	while (!g->entered)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->open = true;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/*
+ * Completions and other work taken together by the SQ thread: returns how
+ * many CQEs the application sees while the SQ thread runs that other work.
+ * (The first gate holds the thread while both are queued.)
+ */
+static unsigned visible_during_other_work(unsigned flags)
+{
+	enum { N = 4 };
 	struct fake_dev *held = ring_fake_create(FAKE_HOLD);
-	struct blkring_dev *relay = blkring__dev_alloc(&relay_ops);
+	struct blkring_params p = {.flags = flags | BLKRING_SETUP_SQPOLL};
 	struct blkring_cqe *cqe;
+	struct gate first, second;
 	struct blkring ring;
+	unsigned visible;
 
-	CHECK(relay);
-	relay->size = 1ULL << 30;
-	relay_target = held;
-	ring_two(&ring, flags | BLKRING_SETUP_DEFER_TASKRUN | BLKRING_SETUP_TW_ISSUE, 64, held,
-	         relay);
-	for (unsigned i = 0; i < n; i++)
-		queue_read(&ring, HELD, i);
-	run_queued(&ring);
-	for (unsigned i = 0; i < n; i++)
-		queue_read(&ring, INLINE, 100 + i);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 2 * n, NULL), 0);
-	for (unsigned i = 0; i < 2 * n; i++)
-		order[i] = ring_reap(&ring).user_data;
+	gate_init(&first);
+	gate_init(&second);
+	CHECK_EQ(blkring_queue_init_params(8, &ring, &p), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &held->dev, 1), 0);
+	for (unsigned i = 0; i < N; i++) {
+		blkring_prep_read(ring_sqe(&ring), 0, buf, sizeof(buf), 0);
+		CHECK_EQ(blkring_submit(&ring), 1);
+	}
+	ring_fake_wait_submitted(held, N);
+	blkring__tw_queue(ring.ctx, &first.tw);
+	gate_wait_entered(&first);
+	ring_fake_end_from_thread(held, N, 0);
+	blkring__tw_queue(ring.ctx, &second.tw);
+	gate_open(&first);
+	gate_wait_entered(&second);
+	visible = blkring_cq_ready(&ring);
+	gate_open(&second);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N, NULL), 0);
 	blkring_queue_exit(&ring);
-	blkring__dev_free(relay);
 	ring_fake_destroy(held);
+	return visible;
 }
 
-/* Each issue makes a completion arrive; it runs before the next issue. */
-static void twprio_new_completion_overtakes(void)
+/* With the priority list they are committed before the other work runs. */
+static void twprio_sqpoll_commits_first(void)
 {
-	enum { N = 4 };
-	uint64_t order[2 * N];
-
-	relay_order(BLKRING_SETUP_TW_PRIO, order, N);
-	for (unsigned i = 0; i < N; i++) {
-		CHECK_EQ(order[2 * i], 100 + i);
-		CHECK_EQ(order[2 * i + 1], i);
-	}
+	CHECK_EQ(visible_during_other_work(BLKRING_SETUP_TW_PRIO), 4);
 }
 
-/* Without the flag they wait for the issues taken before them. */
-static void twprio_off_new_completion_waits(void)
+/* Without it they are committed when the task work is done, as io_uring's. */
+static void twprio_off_sqpoll_commits_at_end(void)
 {
-	enum { N = 4 };
-	uint64_t order[2 * N];
-
-	relay_order(0, order, N);
-	for (unsigned i = 0; i < N; i++) {
-		CHECK_EQ(order[i], 100 + i);
-		CHECK_EQ(order[N + i], i);
-	}
+	CHECK_EQ(visible_during_other_work(0), 0);
 }
 
 /* ---- nothing lost under many producers ---- */
@@ -260,8 +286,8 @@ int main(int argc, char **argv)
 	static const struct test_case cases[] = {
 	    {"ring-twprio-completions-first", twprio_completions_first, 0},
 	    {"ring-twprio-off-is-fifo", twprio_off_is_fifo, 0},
-	    {"ring-twprio-new-completion-overtakes", twprio_new_completion_overtakes, 0},
-	    {"ring-twprio-off-new-completion-waits", twprio_off_new_completion_waits, 0},
+	    {"ring-twprio-sqpoll-commits-first", twprio_sqpoll_commits_first, 0},
+	    {"ring-twprio-off-sqpoll-commits-at-end", twprio_off_sqpoll_commits_at_end, 0},
 	    {"ring-twprio-many-producers", twprio_many_producers, 0},
 	    {"ring-twprio-many-producers-defer", twprio_many_producers_defer, 0},
 	    {NULL, NULL, 0},

@@ -146,6 +146,7 @@ struct blkring__ctx {
 	uint32_t sq_mask, sq_entries, cq_mask, cq_entries;
 	uint32_t cached_sq_head, cached_cq_tail;
 	uint32_t cq_room_end; /* the CQ has room while cached_cq_tail is below it */
+	bool cq_batch;        /* CQEs wait for blkring__cq_flush() to publish them */
 	struct blkring_req *free_reqs;
 	struct blkring_dev **devs;
 	unsigned nr_devs;
@@ -248,7 +249,10 @@ static inline void blkring__cqe_fill(struct blkring__ctx *ctx, uint64_t user_dat
 	cqe->user_data = user_data;
 	cqe->res = res;
 	cqe->flags = 0;
-	atomic_store_explicit(&ctx->rings->cq_tail, ++ctx->cached_cq_tail, memory_order_release);
+	++ctx->cached_cq_tail;
+	if (likely(!ctx->cq_batch))
+		atomic_store_explicit(&ctx->rings->cq_tail, ctx->cached_cq_tail,
+		                      memory_order_release);
 }
 
 /* The common completion inline: no chain to continue, room in the CQ. */
@@ -315,13 +319,14 @@ void blkring__sq_unpark(struct blkring__ctx *ctx);
 int blkring__sq_submit(struct blkring *ring);
 int blkring__sq_get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
                         const struct timespec *deadline);
-void blkring__sq_cq_wake(struct blkring__ctx *ctx);
+void blkring__sq_cq_flush(struct blkring__ctx *ctx);
 
-/* Posted CQEs are committed: wakes an SQPOLL ring's waiting application. */
-static inline void blkring__cq_wake(struct blkring__ctx *ctx)
+/* Publishes the CQEs posted so far (io_uring's io_commit_cqring) and wakes
+ * an SQPOLL ring's waiting application when its wait is complete. */
+static inline void blkring__cq_flush(struct blkring__ctx *ctx)
 {
 	if (unlikely(ctx->sq))
-		blkring__sq_cq_wake(ctx);
+		blkring__sq_cq_flush(ctx);
 }
 
 /* io-wq.c */

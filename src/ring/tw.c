@@ -16,9 +16,11 @@
  *
  * Priority (TW_PRIO, Linux 5.17): one list still carries everything, each
  * node saying whether it is a completion.  The runner sorts what it takes
- * into completions and other work, runs the completions, commits their
- * CQEs (blkring__cq_wake), and between two items of other work looks for
- * completions that arrived meanwhile, so a CQE never waits behind an issue.
+ * into completions and other work, runs the completions and commits their
+ * CQEs (blkring__cq_flush) before the other work, so on an SQPOLL ring the
+ * reaper gets them while the SQ thread issues.  Without it, the CQEs that
+ * task work posts on an SQPOLL ring are committed when the list is empty,
+ * as io_uring's io_submit_flush_completions().
  *
  * Lazy wake (DEFER_TASKRUN, Linux 6.1+): the owner sleeps until enough work
  * for its wait arrived.  Producers count themselves in nr_added before they
@@ -176,35 +178,37 @@ static struct llist_node *tw_split(struct llist_node *node, struct tw_fifo *norm
 }
 
 /*
- * Completions first, their CQEs committed before anything else runs; then
- * the other work one item at a time, looking for new completions in
- * between.  Returns with both lists empty, so nothing waits in `normal`
- * while the owner sleeps.
+ * Linux 5.17's rounds: take everything, run the completions and commit
+ * their CQEs (waking an SQPOLL ring's reaper), then run the other work
+ * taken with them; again until nothing is left.  Completions that arrive
+ * while other work runs wait for the next round, not behind later work.
  */
 static unsigned tw_run_prio(struct blkring__ctx *ctx)
 {
-	struct tw_fifo normal = {NULL, NULL};
-	struct llist_node *node;
 	unsigned nr = 0;
 
-	for (;;) {
-		if (blkring__tw_pending(ctx)) {
-			node = tw_split(tw_take(ctx), &normal);
-			if (node) {
-				nr += tw_run_list(node);
-				blkring__cq_wake(ctx);
-			}
-			continue;
+	do {
+		struct tw_fifo normal = {NULL, NULL};
+		struct llist_node *prio = tw_split(tw_take(ctx), &normal);
+
+		if (prio) {
+			nr += tw_run_list(prio);
+			blkring__cq_flush(ctx);
 		}
-		node = normal.head;
-		if (!node)
-			return nr;
-		normal.head = node->next;
-		if (!normal.head)
-			normal.tail = NULL;
-		tw_run_one(node);
-		nr++;
-	}
+		nr += tw_run_list(normal.head);
+	} while (blkring__tw_pending(ctx));
+	return nr;
+}
+
+/* Arrival order, until the list stays empty (work may add work). */
+static unsigned tw_run_fifo(struct blkring__ctx *ctx)
+{
+	unsigned nr = 0;
+
+	do
+		nr += tw_run_list(tw_take(ctx));
+	while (blkring__tw_pending(ctx));
+	return nr;
 }
 
 unsigned blkring__tw_run(struct blkring__ctx *ctx)
@@ -213,10 +217,15 @@ unsigned blkring__tw_run(struct blkring__ctx *ctx)
 
 	if (!blkring__tw_pending(ctx))
 		return 0;
+	/* The reaper of an SQPOLL ring is another thread: as io_uring's task
+	 * work, commit CQEs at flush points, not one by one. */
+	ctx->cq_batch = ctx->sq != NULL;
 	if (ctx->flags & BLKRING_SETUP_TW_PRIO)
 		nr = tw_run_prio(ctx);
 	else
-		nr = tw_run_list(tw_take(ctx));
+		nr = tw_run_fifo(ctx);
+	ctx->cq_batch = false;
+	blkring__cq_flush(ctx);
 	blkring__stat_add(&ctx->stats.tw_run, nr);
 	return nr;
 }
