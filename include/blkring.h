@@ -115,9 +115,9 @@ enum {
  * is woken once enough completions for its wait arrived.  Not with SQPOLL. */
 #define BLKRING_SETUP_DEFER_TASKRUN (1U << 13)
 /*
- * blkring's own flags take bits from the top down (io_uring allocates its
- * setup bits from the bottom up; Linux 6.18 uses bits 0 to 19), so no future
- * io_uring flag can equal one.
+ * blkring's own flags take bits from the top down: io_uring numbers its
+ * setup flags from bit 0 up (none has reached bit 20), so the two sets stay
+ * apart.
  *
  * TW_PRIO: Linux 5.17's priority task-work list.  Completions handed to the
  * owner from other threads run before other task work (issues turned into
