@@ -54,39 +54,41 @@ static int devices_unregister(struct blkring__ctx *ctx)
 	return 0;
 }
 
-/* An SQPOLL ring's SQ thread reads the table: it is parked while it changes. */
+/* Only the owner changes the table; on an SQPOLL ring the application's
+ * thread, with the SQ thread (which reads the table) parked. */
+static int table_change_begin(struct blkring__ctx *ctx)
+{
+	if (ctx->sq)
+		return blkring__sq_park(ctx);
+	return blkring__is_owner(ctx) ? 0 : -EEXIST;
+}
+
+static void table_change_end(struct blkring__ctx *ctx)
+{
+	if (ctx->sq)
+		blkring__sq_unpark(ctx);
+}
+
 int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n)
 {
 	struct blkring__ctx *ctx = ring->ctx;
-	int ret;
+	int ret = table_change_begin(ctx);
 
-	if (ctx->sq) {
-		ret = blkring__sq_park(ctx);
-		if (ret)
-			return ret;
-		ret = devices_register(ctx, devs, n);
-		blkring__sq_unpark(ctx);
+	if (ret)
 		return ret;
-	}
-	if (!blkring__is_owner(ctx))
-		return -EEXIST;
-	return devices_register(ctx, devs, n);
+	ret = devices_register(ctx, devs, n);
+	table_change_end(ctx);
+	return ret;
 }
 
 int blkring_unregister_devices(struct blkring *ring)
 {
 	struct blkring__ctx *ctx = ring->ctx;
-	int ret;
+	int ret = table_change_begin(ctx);
 
-	if (ctx->sq) {
-		ret = blkring__sq_park(ctx);
-		if (ret)
-			return ret;
-		ret = devices_unregister(ctx);
-		blkring__sq_unpark(ctx);
+	if (ret)
 		return ret;
-	}
-	if (!blkring__is_owner(ctx))
-		return -EEXIST;
-	return devices_unregister(ctx);
+	ret = devices_unregister(ctx);
+	table_change_end(ctx);
+	return ret;
 }

@@ -20,15 +20,6 @@ void blkring__enter(struct blkring__ctx *ctx)
 		blkring__overflow_flush(ctx);
 }
 
-/* Issues queued as task work run on the way out, as io_uring's on return
- * to user space (a deferring ring keeps them for its next wait). */
-static int submit_tw_issue(struct blkring__ctx *ctx, int submitted)
-{
-	if (!(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN))
-		blkring__enter(ctx);
-	return submitted;
-}
-
 int blkring_submit(struct blkring *ring)
 {
 	struct blkring__ctx *ctx = ring->ctx;
@@ -44,8 +35,11 @@ int blkring_submit(struct blkring *ring)
 	if (unlikely(ctx->ovf_head))
 		return -EBUSY;
 	ret = blkring__submit_sqes(ctx);
-	if (unlikely(ctx->flags & BLKRING_SETUP_TW_ISSUE))
-		return submit_tw_issue(ctx, ret);
+	/* Issues queued as task work run on the way out, as io_uring's on
+	 * return to user space (a deferring ring keeps them for its next wait). */
+	if (unlikely(ctx->flags & BLKRING_SETUP_TW_ISSUE) &&
+	    !(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN))
+		blkring__enter(ctx);
 	return ret;
 }
 
