@@ -11,7 +11,7 @@
 #
 #   bench/seeds/taskwork/run.sh [JSON_OUT]     (default: $O/seeds/taskwork.json)
 #   env: O=build dir (build)  QUICK=1 (8 depths, short runs)
-#        REPS=pair repeats at depths >= 256 (3; QUICK 2)
+#        REPS=pair repeats at depths >= 256 (5; QUICK 2)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -23,7 +23,7 @@ if [[ ${QUICK:-0} == 1 ]]; then
 	runtime=300ms ramp=100ms reps=${REPS:-2}
 else
 	depths=(1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384)
-	runtime=1s ramp=200ms reps=${REPS:-3}
+	runtime=600ms ramp=200ms reps=${REPS:-5}
 fi
 
 [[ -x $O/blkring ]] || { echo "taskwork: $O/blkring is missing: run make first" >&2; exit 2; }

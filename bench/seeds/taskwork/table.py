@@ -53,6 +53,7 @@ def depth_summary(rows, depth):
     # spread over the repetitions, say how much is noise.
     pair = [p["lat_us"] / q["lat_us"] for p, q in zip(prio, noprio)]
     s["pair_ratios"] = pair
+    s["pairs_faster"] = sum(r < 1 for r in pair)
     s["prio_spread"] = spread(prio)
     s["noprio_spread"] = spread(noprio)
     return s
@@ -64,14 +65,10 @@ def spread(rows):
 
 
 def verdict(s):
+    """How many back-to-back pairs favour the priority list, and their range."""
     pair = s["pair_ratios"]
-    if len(pair) < 2:
-        return "-"
-    if all(r < 1 for r in pair):
-        return "every pair faster"
-    if all(r > 1 for r in pair):
-        return "every pair slower"
-    return "within noise"
+    faster = sum(r < 1 for r in pair)
+    return f"{faster}/{len(pair)} faster, {min(pair):.2f}-{max(pair):.2f}"
 
 
 def print_table(summary, peak):
@@ -79,13 +76,16 @@ def print_table(summary, peak):
     print("  seed: NVMe, fio (Linux 5.17)   ours: null irqmode=softirq,hw_queue_depth=16384")
     print()
     print(f"{'depth':>6} | {'seed prio':>9} {'no prio':>9} {'ratio':>5} |"
-          f" {'prio':>9} {'no prio':>9} {'ratio':>5} | {'defer':>9} | pair ratios (noise)")
+          f" {'prio':>9} {'no prio':>9} {'ratio':>5} | {'defer':>9} | pairs run back to back")
     for s in summary:
-        pairs = " ".join(f"{r:.2f}" for r in s["pair_ratios"])
-        note = f"{pairs} ({verdict(s)})" if s["reps"] > 1 else ""
+        note = verdict(s) if s["reps"] > 1 else ""
         print(f"{s['depth']:>6} | {s['seed_prio_lat_us']:>9.2f} {s['seed_noprio_lat_us']:>9.2f}"
               f" {s['seed_ratio']:>5.2f} | {s['prio_lat_us']:>9.1f} {s['noprio_lat_us']:>9.1f}"
               f" {s['ratio']:>5.2f} | {s['defer_lat_us']:>9.1f} | {note}")
+    deep = [r for s in summary if s["depth"] >= 256 for r in s["pair_ratios"]]
+    if len(deep) > 1:
+        print(f"depths >= 256, all pairs: {sum(r < 1 for r in deep)}/{len(deep)} faster with"
+              f" the priority list, median pair ratio {statistics.median(deep):.2f}")
     print()
     print(f"peak IOPS: seed {SEED_PEAK[0] / 1e3:.0f}K with, {SEED_PEAK[1] / 1e3:.0f}K without;"
           f" ours {peak['prio'] / 1e3:.0f}K with (depth {peak['prio_depth']}),"
@@ -132,6 +132,7 @@ def main():
         "runtime": runtime,
         "rows": rows,
         "table": summary,
+        "deep_pair_ratios": [r for s in summary if s["depth"] >= 256 for r in s["pair_ratios"]],
         "peak_iops": peak,
         "seed_peak_iops": {"prio": SEED_PEAK[0], "noprio": SEED_PEAK[1]},
         "targets": met,
