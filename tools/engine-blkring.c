@@ -5,6 +5,7 @@
  * are reaped straight from the CQ with one clock stamp per batch.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,20 @@ static void ring_params(const struct job *j, struct blkring_params *p)
 		p->flags |= BLKRING_SETUP_DEFER_TASKRUN;
 }
 
+/* Bad setup options (sqthread_poll_cpu, taskrun with sqthread_poll) come
+ * back as -EINVAL with the ring's text saying which. */
+static void ring_setup_failed(struct job *j, int err)
+{
+	char what[512];
+
+	if (err != -EINVAL) {
+		job_fail(j, err, "setting up the ring");
+		return;
+	}
+	snprintf(what, sizeof(what), "setting up the ring: %s", blkring_last_error());
+	job_fail(j, err, what);
+}
+
 static int ring_init(struct job *j)
 {
 	struct ring_engine *e = calloc(1, sizeof(*e));
@@ -61,7 +76,7 @@ static int ring_init(struct job *j)
 	ret = blkring_queue_init_params(j->depth, &e->ring, &p);
 	if (ret) {
 		free(e);
-		job_fail(j, ret, "setting up the ring");
+		ring_setup_failed(j, ret);
 		return ret;
 	}
 	j->engine_data = e;
