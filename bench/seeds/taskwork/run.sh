@@ -7,7 +7,9 @@
 #
 # At depths >= 256 the pair runs REPS times, alternating which goes first,
 # and the table reports how far the difference stands above the run-to-run
-# spread.  Every run is one JSON row in the output file.
+# spread.  Every run is one JSON row in the output file, with the CPU time
+# it used: on a shared machine IOPS follow the CPU a run gets, while I/Os
+# per CPU second show what the ordering itself costs or saves.
 #
 #   bench/seeds/taskwork/run.sh [JSON_OUT]     (default: $O/seeds/taskwork.json)
 #   env: O=build dir (build)  QUICK=1 (8 depths, short runs)
@@ -35,14 +37,9 @@ trap 'rm -f "$raw"' EXIT
 run() {
 	local config=$1 depth=$2 rep=$3 job=$4
 	shift 4
-	"$O/blkring" bench --output-format=json --iodepth="$depth" --runtime="$runtime" \
-		--ramp_time="$ramp" "$@" "$here/$job" |
-		python3 -c '
-import json, sys
-r = json.load(sys.stdin)["jobs"][0]["read"]
-print(json.dumps({"config": sys.argv[1], "depth": int(sys.argv[2]), "rep": int(sys.argv[3]),
-                  "iops": r["iops"], "lat_us": r["lat_ns"]["mean"] / 1e3,
-                  "clat_us": r["clat_ns"]["mean"] / 1e3}))' "$config" "$depth" "$rep" >>"$raw"
+	python3 "$here/run_one.py" "$config" "$depth" "$rep" "$O/blkring" bench \
+		--output-format=json --iodepth="$depth" --runtime="$runtime" --ramp_time="$ramp" \
+		"$@" "$here/$job" >>"$raw"
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -54,9 +54,14 @@ def depth_summary(rows, depth):
     pair = [p["lat_us"] / q["lat_us"] for p, q in zip(prio, noprio)]
     s["pair_ratios"] = pair
     s["pairs_faster"] = sum(r < 1 for r in pair)
+    s["pair_efficiency"] = [efficiency(p) / efficiency(q) for p, q in zip(prio, noprio)]
     s["prio_spread"] = spread(prio)
     s["noprio_spread"] = spread(noprio)
     return s
+
+
+def efficiency(row):
+    return row["ios"] / row["cpu_s"]
 
 
 def spread(rows):
@@ -86,6 +91,11 @@ def print_table(summary, peak):
     if len(deep) > 1:
         print(f"depths >= 256, all pairs: {sum(r < 1 for r in deep)}/{len(deep)} faster with"
               f" the priority list, median pair ratio {statistics.median(deep):.2f}")
+    eff = [r for s in summary if s["depth"] >= 256 for r in s["pair_efficiency"]]
+    if eff:
+        print(f"depths >= 256, I/Os per CPU second (set-up and ramp included), prio/no prio:"
+              f" median {statistics.median(eff):.2f}, {sum(r > 1 for r in eff)}/{len(eff)}"
+              f" pairs higher with the priority list")
     print()
     print(f"peak IOPS: seed {SEED_PEAK[0] / 1e3:.0f}K with, {SEED_PEAK[1] / 1e3:.0f}K without;"
           f" ours {peak['prio'] / 1e3:.0f}K with (depth {peak['prio_depth']}),"
