@@ -25,7 +25,7 @@ if [[ ${QUICK:-0} == 1 ]]; then
 	runtime=300ms ramp=100ms reps=${REPS:-2}
 else
 	depths=(1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384)
-	runtime=600ms ramp=200ms reps=${REPS:-5}
+	runtime=500ms ramp=150ms reps=${REPS:-5}
 fi
 
 [[ -x $O/blkring ]] || { echo "taskwork: $O/blkring is missing: run make first" >&2; exit 2; }
