@@ -22,7 +22,7 @@ out=${1:-$O/seeds/taskwork.json}
 
 if [[ ${QUICK:-0} == 1 ]]; then
 	depths=(1 4 16 64 256 1024 4096 16384)
-	runtime=300ms ramp=100ms reps=${REPS:-2}
+	runtime=250ms ramp=50ms reps=${REPS:-2}
 else
 	depths=(1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384)
 	runtime=500ms ramp=150ms reps=${REPS:-5}
