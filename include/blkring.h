@@ -178,10 +178,15 @@ struct blkring {
 /* ------------------------------------------------------------------ */
 
 /* A ring of `entries` (1..32768, rounded up to a power of two) SQEs owned by
- * the calling thread; -EINVAL for bad sizes or flags (IOPOLL is not
- * supported yet; SQPOLL with DEFER_TASKRUN, SQ_AFF without SQPOLL).  With
- * SQPOLL the calling thread stays the application's thread: it submits,
- * waits and registers; the SQ thread does the rest (docs/API.md). */
+ * the calling thread; -EINVAL for bad sizes or flags (SQPOLL with
+ * DEFER_TASKRUN, SQ_AFF without SQPOLL).  With SQPOLL the calling thread
+ * stays the application's thread: it submits, waits and registers; the SQ
+ * thread does the rest (docs/API.md).  With BLKRING_SETUP_IOPOLL reads and
+ * writes are polled: they go to the devices' poll queues (-EOPNOTSUPP in the
+ * CQE where a device or volume has none) and complete only while the owner
+ * looks for completions (peek, wait, exit; with SQPOLL the SQ thread polls),
+ * which polls instead of sleeping while any is in flight; other opcodes
+ * complete as on any ring. */
 int blkring_queue_init(unsigned entries, struct blkring *ring, unsigned flags);
 int blkring_queue_init_params(unsigned entries, struct blkring *ring, struct blkring_params *p);
 /* Cancels what has not started (-ECANCELED), waits for what has, frees the ring. */
@@ -251,6 +256,55 @@ int blkring_unregister_devices(struct blkring *ring);
 
 /* Text of the last error on this thread that has one (spec, table, option). */
 const char *blkring_last_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Volumes: device-mapper tables (spec `table:PATH[,ro=1]`).          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Builds a volume from dmsetup table text (`start length target args...`
+ * per line, 512-byte sectors; targets linear, striped, zero, error,
+ * flakey).  Device specs in the text that are relative paths are taken
+ * relative to base_dir (NULL: the working directory).  The volume is an
+ * ordinary device: register it on rings, close it with blkring_dev_close().
+ * Errors name the line (`line N`), the target and the argument.
+ */
+int blkring_vol_create(const char *table_text, const char *base_dir, struct blkring_dev **devp);
+/* Builds a table into the volume's inactive slot (replacing one already
+ * there); the live table keeps serving I/O until blkring_vol_resume(). */
+int blkring_vol_load(struct blkring_dev *dev, const char *table_text, const char *base_dir);
+/* Holds new I/O (queued inside the volume and replayed on resume; I/O
+ * with BLKRING_RWF_NOWAIT fails with -EAGAIN) and waits until the I/O in
+ * flight has ended.  A ring's submit never blocks on a suspended volume.
+ * -EINVAL when already suspended. */
+int blkring_vol_suspend(struct blkring_dev *dev);
+/* Suspends first if needed, makes the inactive table live (if one was
+ * loaded), and replays the held I/O in arrival order. */
+int blkring_vol_resume(struct blkring_dev *dev);
+
+/* One device under a target, and the sectors the target uses on it. */
+struct blkring_vol_leg {
+	const char *spec; /* the leg's canonical spec */
+	uint64_t start;
+	uint64_t len;
+};
+
+/* One target of a volume's live table. */
+struct blkring_vol_target {
+	unsigned line;      /* in the table text */
+	const char *type;   /* "linear", "striped", ... */
+	uint64_t start;     /* volume sectors */
+	uint64_t len;
+	const char *params; /* the line's arguments, legs as canonical specs */
+	unsigned nr_legs;   /* linear and flakey 1, striped #stripes, else 0 */
+	const struct blkring_vol_leg *legs;
+};
+
+/* Calls fn for every target of the live table, in order; a non-zero
+ * return from fn stops the walk and is returned.  Pointers in *t are
+ * valid during the call.  -EINVAL when dev is not a volume. */
+typedef int (*blkring_vol_target_fn)(const struct blkring_vol_target *t, void *arg);
+int blkring_vol_describe(struct blkring_dev *dev, blkring_vol_target_fn fn, void *arg);
 
 /* ------------------------------------------------------------------ */
 /* Submission and completion.                                         */

@@ -169,9 +169,9 @@ static void test_read_only(void)
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
-static void test_counters(void)
+static void check_counters(const char *spec)
 {
-	struct blkring_dev *dev = test_open("null:size=1M,irqmode=1");
+	struct blkring_dev *dev = test_open(spec);
 	struct blkring_dev_info info;
 	char buf[4096];
 
@@ -189,6 +189,17 @@ static void test_counters(void)
 	CHECK_EQ(info.ios[BLKRING_DIR_FLUSH], 1);
 	CHECK_EQ(info.errors[BLKRING_DIR_READ], 0);
 	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
+static void test_counters(void)
+{
+	check_counters("null:size=1M,irqmode=1");
+}
+
+/* irqmode=none's own submit: counted inline, on the submitter's shard. */
+static void test_counters_inline(void)
+{
+	check_counters("null:size=1M,irqmode=none");
 }
 
 struct counter_arg {
@@ -278,6 +289,7 @@ static const struct test_case cases[] = {
     {"badblocks", test_badblocks, 0},
     {"read_only", test_read_only, 0},
     {"counters", test_counters, 0},
+    {"counters_inline", test_counters_inline, 0},
     {"counters_many_threads", test_counters_many_threads, 0},
     {"mbps", test_mbps, 0},
     {"name_tells_apart", test_name_tells_apart, 0},

@@ -251,6 +251,15 @@ static void test_stress_none(void)
 	stress("null:size=1M,irqmode=0,hw_queue_depth=2,submit_queues=2,name=s0", 0, false, false);
 }
 
+/* Inline ends that hold tags (a badblocks list, out of the way, keeps the
+ * device off the tagless path): waiters are started by the thread whose
+ * bio ends. */
+static void test_stress_none_tagged(void)
+{
+	stress("null:size=1M,irqmode=0,hw_queue_depth=2,submit_queues=2,badblocks=2047,name=s0t", 0,
+	       false, false);
+}
+
 static void test_stress_timer(void)
 {
 	stress("null:size=1M,irqmode=2,completion_nsec=2000,hw_queue_depth=4,name=s2", 0, false,
@@ -271,6 +280,7 @@ static const struct test_case cases[] = {
     {"timer_mode", test_timer_mode, 0},
     {"stress_softirq", test_stress_softirq, 0},
     {"stress_none", test_stress_none, 0},
+    {"stress_none_tagged", test_stress_none_tagged, 0},
     {"stress_timer", test_stress_timer, 0},
     {"stress_poll", test_stress_poll, 0},
     {NULL, NULL, 0},

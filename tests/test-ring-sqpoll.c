@@ -332,6 +332,38 @@ static void sqpoll_many(void)
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
+/*
+ * SQPOLL with IOPOLL: polled reads complete only when polled, and the SQ
+ * thread is the one that polls; it must not sleep with them in flight
+ * (sq_thread_idle 1 ms, far shorter than the run).  Exit with polled I/O
+ * in flight polls it to completion.
+ */
+static void sqpoll_iopoll(void)
+{
+	enum { N = 2000, DEPTH = 32 };
+	struct blkring_dev *dev = test_open("null:size=16M,poll_queues=1,name=sqiopoll");
+	unsigned next = 0, done = 0;
+	struct blkring ring;
+
+	sq_ring(&ring, DEPTH, BLKRING_SETUP_IOPOLL, 1);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	while (done < N) {
+		struct blkring_cqe cqe;
+
+		while (next < N && next - done < DEPTH) {
+			queue_reads(&ring, 1, next++);
+			CHECK_EQ(blkring_submit(&ring), 1);
+		}
+		cqe = ring_reap(&ring);
+		CHECK_EQ(cqe.res, sizeof(buf));
+		done++;
+	}
+	queue_reads(&ring, DEPTH, N);
+	CHECK_EQ(blkring_submit(&ring), DEPTH);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
 /* SQ_AFF needs SQPOLL and a CPU that exists. */
 static void sqpoll_affinity(void)
 {
@@ -365,6 +397,7 @@ int main(int argc, char **argv)
 	    {"ring-sqpoll-exit-busy", sqpoll_exit_busy, 0},
 	    {"ring-sqpoll-exit-asleep", sqpoll_exit_asleep, 0},
 	    {"ring-sqpoll-many", sqpoll_many, 0},
+	    {"ring-sqpoll-iopoll", sqpoll_iopoll, 0},
 	    {"ring-sqpoll-affinity", sqpoll_affinity, 0},
 	    {NULL, NULL, 0},
 	};

@@ -115,14 +115,56 @@ static int job_region(struct job *j, const struct blkring_dev_info *info)
 	return 0;
 }
 
+/* The end of the spec item starting at p: the next unescaped comma, or the end. */
+static const char *spec_item_end(const char *p)
+{
+	for (; *p && *p != ','; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	return p;
+}
+
+/*
+ * --poll_strategy overrides a volume's poll= key: the job opens its spec
+ * with poll= replaced (or added), which is another volume over the same
+ * legs, as if the table had been opened with that key.
+ */
+static int job_spec(const struct job *j, char *spec, size_t size)
+{
+	const char *name = poll_strategy_names[j->o->poll_strategy];
+	const char *p = j->o->filename, *end;
+	size_t len = 0;
+
+	if (!opt_is_set(j->o, "poll_strategy")) {
+		snprintf(spec, size, "%s", p);
+		return 0;
+	}
+	if (strncmp(p, "table:", 6))
+		return def_error(j->def, "poll_strategy=%s applies to table: volumes, not %s", name,
+		                 p);
+	for (bool first = true; *p; first = false) {
+		end = spec_item_end(p);
+		if (first || strncmp(p, "poll=", 5))
+			len += (size_t)snprintf(spec + len, len < size ? size - len : 0, "%s%.*s",
+			                        first ? "" : ",", (int)(end - p), p);
+		p = *end ? end + 1 : end;
+	}
+	len += (size_t)snprintf(spec + len, len < size ? size - len : 0, ",poll=%s", name);
+	if (len >= size)
+		return def_error(j->def, "filename=%s: too long with poll=", j->o->filename);
+	return 0;
+}
+
 static int job_open(struct job *j)
 {
 	struct blkring_dev_info info;
-	char why[512];
-	int ret;
+	char why[512], spec[BENCH_PATH_MAX + 32];
+	int ret = job_spec(j, spec, sizeof(spec));
 
+	if (ret)
+		return ret;
 	blkring__clear_error();
-	ret = blkring_dev_open(j->o->filename, &j->dev);
+	ret = blkring_dev_open(spec, &j->dev);
 	if (ret) {
 		snprintf(why, sizeof(why), "%s",
 		         *blkring_last_error() ? blkring_last_error() : strerror(-ret));
@@ -188,17 +230,26 @@ static void bench_notes(const struct bench_cfg *cfg)
 	}
 }
 
-static int bench_signals(struct bench_run *br)
+/*
+ * SIGINT and SIGTERM are blocked before any thread exists (the library
+ * starts device threads when a device opens), so every thread inherits the
+ * mask and the signals arrive only through the signalfd.
+ */
+static void bench_block_signals(sigset_t *set)
 {
-	sigset_t set;
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	/* A shell starts background commands with SIGINT ignored, and an
+	 * ignored signal never reaches a signalfd: take them back. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	/* Blocked before any thread exists, so every thread inherits it and
-	 * the signals arrive only through the signalfd. */
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	br->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+static int bench_signals(struct bench_run *br, const sigset_t *set)
+{
+	br->sig_fd = signalfd(-1, set, SFD_CLOEXEC);
 	br->done_fd = eventfd(0, EFD_CLOEXEC);
 	if (br->sig_fd < 0 || br->done_fd < 0)
 		return blkring__error(-errno, "signalfd/eventfd: %s", strerror(errno));
@@ -224,7 +275,8 @@ static void on_signal(struct bench_run *br)
 	if (read(br->sig_fd, &si, sizeof(si)) != sizeof(si))
 		return;
 	if (!atomic_load(&br->stop))
-		fprintf(stderr, "\nblkring: terminating on signal %u\n", si.ssi_signo);
+		fprintf(stderr, "%sblkring: terminating on signal %u\n", br->progress ? "\n" : "",
+		        si.ssi_signo);
 	atomic_store(&br->stop, true);
 }
 
@@ -292,7 +344,10 @@ static void run_groups(struct bench_run *br)
 	}
 }
 
-/* One report per job, or per run of group_reporting jobs of one group. */
+/*
+ * One report per job, or per run of group_reporting jobs of one group,
+ * merged into the first job's statistics (the jobs are over).
+ */
 static unsigned build_reports(struct bench_run *br, struct report *out)
 {
 	unsigned n = 0;
@@ -305,13 +360,15 @@ static unsigned build_reports(struct bench_run *br, struct report *out)
 		if (!j->started)
 			continue;
 		if (grouped && merging && out[n - 1].groupid == j->def->groupid) {
-			job_stats_merge(&out[n - 1].st, j->st);
+			job_stats_merge(out[n - 1].st, j->st);
 			out[n - 1].nr_jobs++;
 			continue;
 		}
-		out[n] = (struct report){
-		    .def = j->def, .groupid = j->def->groupid, .nr_jobs = 1, .tid = j->tid};
-		out[n++].st = *j->st;
+		out[n++] = (struct report){.def = j->def,
+		                           .groupid = j->def->groupid,
+		                           .nr_jobs = 1,
+		                           .tid = j->tid,
+		                           .st = j->st};
 		merging = grouped;
 	}
 	return n;
@@ -327,7 +384,7 @@ static int bench_output(struct bench_run *br, int *status)
 		return -ENOMEM;
 	nr = build_reports(br, reports);
 	for (unsigned i = 0; i < nr; i++)
-		if (reports[i].st.error || reports[i].st.total_err)
+		if (reports[i].st->error || reports[i].st->total_err)
 			*status = EXIT_IO_ERROR;
 	if (br->cfg.run.output_format == FORMAT_JSON)
 		ret = output_json(br->out, reports, nr, &br->cfg, time(NULL));
@@ -341,8 +398,10 @@ static int bench_output(struct bench_run *br, int *status)
 static int bench_prepare(struct bench_run *br)
 {
 	const char *why;
+	sigset_t set;
 	int ret;
 
+	bench_block_signals(&set);
 	br->out = stdout;
 	if (br->cfg.run.output[0]) {
 		br->out = fopen(br->cfg.run.output, "w");
@@ -357,7 +416,7 @@ static int bench_prepare(struct bench_run *br)
 	if (clock_init((int)br->cfg.run.clocksource, &why) != (int)br->cfg.run.clocksource)
 		fprintf(stderr, "blkring: note: timing with clock_gettime: %s\n", why);
 	br->progress = isatty(STDOUT_FILENO) && br->cfg.run.output_format == FORMAT_NORMAL;
-	return bench_signals(br);
+	return bench_signals(br, &set);
 }
 
 static void bench_cleanup(struct bench_run *br)
@@ -387,8 +446,10 @@ int cmd_bench(int argc, char **argv)
 	} else if (!ret && br.cfg.version) {
 		printf("blkring-%s\n", BLKRING_VERSION_STRING);
 	} else if (!ret && !(ret = bench_prepare(&br))) {
-		if (br.cfg.run.output_format == FORMAT_NORMAL)
+		if (br.cfg.run.output_format == FORMAT_NORMAL) {
 			output_header(br.out, &br.cfg, br.nr_jobs);
+			fflush(br.out);
+		}
 		run_groups(&br);
 		if (bench_output(&br, &status))
 			fprintf(stderr, "blkring: out of memory writing the results\n");

@@ -30,12 +30,14 @@ static void ring_exit(struct job *j)
 	j->engine_data = NULL;
 }
 
-/* The ring's setup flags from the job's sqthread_poll, tw_* and taskrun. */
+/* The ring's setup flags from the job's hipri, sqthread_poll, tw_* and taskrun. */
 static void ring_params(const struct job *j, struct blkring_params *p)
 {
 	const struct job_opts *o = j->o;
 
 	memset(p, 0, sizeof(*p));
+	if (o->hipri)
+		p->flags |= BLKRING_SETUP_IOPOLL;
 	if (o->sqthread_poll)
 		p->flags |= BLKRING_SETUP_SQPOLL;
 	if (o->sqthread_poll && opt_is_set(o, "sqthread_poll_cpu")) {
@@ -172,8 +174,13 @@ static int ring_reap(struct job *j, unsigned min, unsigned max)
 
 	if (ready < min) {
 		struct blkring_cqe *cqe;
-		int ret = blkring_wait_cqes(ring, &cqe, min, NULL);
+		int ret;
 
+		/* A signal handler (none of ours: SIGINT and SIGTERM are
+		 * blocked) ends a wait early, as it ends io_uring_enter's. */
+		do
+			ret = blkring_wait_cqes(ring, &cqe, min, NULL);
+		while (ret == -EINTR);
 		if (ret < 0)
 			return ret;
 		ready = blkring_cq_ready(ring);

@@ -60,6 +60,7 @@ void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now)
 	if (io->ddir == DDIR_SYNC) {
 		j->st->sync_ios++;
 		lat_add(&j->st->sync_lat, since(now, io->issue_ns));
+		hist_add(&j->st->sync_hist, since(now, io->issue_ns));
 		return;
 	}
 	/* Short: fewer bytes than asked, counted as an I/O of that size. */
@@ -113,7 +114,6 @@ static void job_start_measuring(struct job *j, uint64_t now)
 	memset(j->sample_ios, 0, sizeof(j->sample_ios));
 	job_reset_budget(j);
 	getrusage(RUSAGE_THREAD, &j->ru_start);
-	atomic_store_explicit(&j->ramp_done, true, memory_order_relaxed);
 }
 
 static void job_sample(struct job *j, uint64_t now)
@@ -273,7 +273,6 @@ static void job_loop(struct job *j)
 	if (j->o->ramp_time_us) {
 		j->ramping = true;
 		j->ramp_end_ns = now + j->o->ramp_time_us * 1000;
-		atomic_store_explicit(&j->ramp_done, false, memory_order_relaxed);
 	}
 	j->next_check_ns = now;
 	for (;;) {

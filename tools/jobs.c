@@ -224,6 +224,11 @@ static int check_def(const struct job_def *d)
 		                      "%s: job '%s' has no filename (a device spec, e.g. "
 		                      "--filename=null:irqmode=none)",
 		                      d->where, o->name);
+	if (o->hipri && o->ioengine == ENGINE_SYNC)
+		return blkring__error(-EINVAL,
+		                      "%s: job '%s': hipri=1 needs ioengine=blkring (polling is a "
+		                      "ring's)",
+		                      d->where, o->name);
 	if (o->time_based && !o->runtime_us)
 		return blkring__error(-EINVAL, "%s: job '%s': time_based needs a runtime", d->where,
 		                      o->name);
@@ -361,7 +366,11 @@ static int parse_all(struct bench_cfg *cfg, int argc, char **argv, struct cl_arg
 	ret = build_cl(&ps, ca);
 	for (unsigned i = 0; !ret && i < ca->nr_files; i++)
 		ret = parse_file(&ps, ca->files[i]);
-	/* Whole-run options from the command line override [global]'s. */
+	/* Command-line globals override the files': in effect and as recorded. */
+	for (unsigned i = 0; !ret && i < ps.nr_cl_global; i++)
+		if (!is_run_opt(&ca->opts[i]))
+			ret = kvlist_set(&cfg->global_given, ca->opts[i].name,
+			                 ca->opts[i].val ? ca->opts[i].val : "1");
 	if (!ret)
 		ret = apply_run_opts(cfg, ca);
 	if (ret)

@@ -37,6 +37,8 @@ extern const struct rw_mode rw_modes[];
 enum { ENGINE_BLKRING, ENGINE_SYNC };
 enum { TASKRUN_NORMAL, TASKRUN_DEFER }; /* taskrun=: when task work runs */
 enum { FORMAT_NORMAL, FORMAT_JSON };
+enum { POLL_STRATEGY_ALL, POLL_STRATEGY_COOKIE }; /* the table key poll='s values */
+extern const char *const poll_strategy_names[];   /* "all", "cookie" */
 
 /* continue_on_error: what kinds of error a job keeps going after. */
 #define COE_READ (1U << 0)
@@ -75,6 +77,8 @@ struct job_opts {
 	bool norandommap;
 	unsigned rwmixread;
 	bool direct;
+	bool hipri;
+	unsigned poll_strategy; /* POLL_STRATEGY_*: applies only when given */
 	unsigned fsync;
 	bool end_fsync;
 	cpu_set_t cpus_allowed;
@@ -142,8 +146,5 @@ int opt_set(struct job_opts *o, struct run_opts *r, const char *name, const char
 bool opt_is_set(const struct job_opts *o, const char *name);
 /* One line per option. */
 void opts_help(FILE *f);
-
-/* Shared value parsers, for other commands' flags. */
-int parse_size(const char *s, uint64_t *out);
 
 #endif

@@ -88,7 +88,7 @@ static json_object *json_lat(struct jb *b, json_object *o, const char *key,
 static void json_dir(struct jb *b, json_object *job, const struct report *r, unsigned d,
                      uint64_t group_bw)
 {
-	const struct dir_stats *ds = &r->st.dir[d];
+	const struct dir_stats *ds = &r->st->dir[d];
 	const struct job_opts *o = &r->def->o;
 	json_object *dir = jobj(b, job, ddir_names[d]), *l;
 	uint64_t bw = report_bw_bytes(r, d);
@@ -149,14 +149,16 @@ static const char *const batch_keys[DEPTH_MAP_NR] = {"0", "4", "8", "16", "32", 
 
 static void json_misc(struct jb *b, json_object *job, const struct report *r)
 {
-	const struct job_stats *st = &r->st;
+	const struct job_stats *st = r->st;
 	double run = (double)st->runtime_ns * r->nr_jobs;
-	json_object *sync = jobj(b, job, "sync");
+	json_object *sync = jobj(b, job, "sync"), *l;
 	struct lat_buckets lb;
 
 	if (sync) {
 		jint(b, sync, "total_ios", (int64_t)st->sync_ios);
-		json_lat(b, sync, "lat_ns", &st->sync_lat);
+		l = json_lat(b, sync, "lat_ns", &st->sync_lat);
+		if (l)
+			json_percentiles(b, l, &st->sync_hist, &r->def->o.percentile_list);
 	}
 	jint(b, job, "job_runtime", (int64_t)(st->runtime_ns / 1000000));
 	jdbl(b, job, "usr_cpu", run > 0 ? 100.0 * (double)st->usr_ns / run : 0.0);
@@ -195,9 +197,9 @@ static void json_job(struct jb *b, json_object *jobs, const struct report *r,
 	}
 	jstr(b, job, "jobname", r->def->o.name);
 	jint(b, job, "groupid", r->groupid);
-	jint(b, job, "error", r->st.error);
+	jint(b, job, "error", r->st->error);
 	jint(b, job, "eta", 0);
-	jint(b, job, "elapsed", (int64_t)((r->st.elapsed_ns + 500000000) / 1000000000));
+	jint(b, job, "elapsed", (int64_t)((r->st->elapsed_ns + 500000000) / 1000000000));
 	json_kvlist(b, job, "job options", &r->def->given);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		json_dir(b, job, r, d, g->agg_bw[d]);

@@ -143,7 +143,7 @@ static void show_samples(FILE *f, const struct dir_stats *ds, double agg_kib)
 
 static void show_dir(FILE *f, const struct report *r, unsigned d, double agg_bw)
 {
-	const struct dir_stats *ds = &r->st.dir[d];
+	const struct dir_stats *ds = &r->st->dir[d];
 	const struct job_opts *o = &r->def->o;
 	char iops[32], bw2[32], bw10[32], io[32];
 
@@ -196,7 +196,7 @@ static const char *const batch_keys[DEPTH_MAP_NR] = {"0", "4", "8", "16", "32", 
 
 static void show_misc(FILE *f, const struct report *r)
 {
-	const struct job_stats *st = &r->st;
+	const struct job_stats *st = r->st;
 	double run = (double)st->runtime_ns * r->nr_jobs;
 	struct lat_buckets lb;
 
@@ -228,13 +228,14 @@ static void show_report(FILE *f, const struct report *r, const struct group_summ
 
 	strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", localtime(&now));
 	fprintf(f, "%s: (groupid=%u, jobs=%u): err=%2d: pid=%d: %s\n", r->def->o.name, r->groupid,
-	        r->nr_jobs, r->st.error, r->tid, when);
+	        r->nr_jobs, r->st->error, r->tid, when);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		if (report_dir_used(r, d))
 			show_dir(f, r, d, (double)g->agg_bw[d]);
-	if (r->st.sync_ios) {
+	if (r->st->sync_ios) {
 		fprintf(f, "  fsync/fdatasync/sync_file_range:\n");
-		show_lat(f, "sync", &r->st.sync_lat);
+		show_lat(f, "sync", &r->st->sync_lat);
+		show_percentiles(f, "sync", &r->st->sync_hist, &r->def->o.percentile_list);
 	}
 	show_misc(f, r);
 }

@@ -79,6 +79,7 @@ void job_stats_merge(struct job_stats *dst, const struct job_stats *src)
 		dir_stats_merge(&dst->dir[d], &src->dir[d]);
 	dst->sync_ios += src->sync_ios;
 	lat_merge(&dst->sync_lat, &src->sync_lat);
+	hist_merge(&dst->sync_hist, &src->sync_hist);
 	for (unsigned i = 0; i < DEPTH_MAP_NR; i++) {
 		dst->depth_map[i] += src->depth_map[i];
 		dst->submit_map[i] += src->submit_map[i];
@@ -149,29 +150,29 @@ void lat_buckets(const struct job_stats *st, struct lat_buckets *out)
 
 bool report_dir_used(const struct report *r, unsigned ddir)
 {
-	return (rw_modes[r->def->o.rw].ddirs & (1U << ddir)) || r->st.dir[ddir].ios;
+	return (rw_modes[r->def->o.rw].ddirs & (1U << ddir)) || r->st->dir[ddir].ios;
 }
 
 uint64_t report_runtime_ms(const struct report *r, unsigned ddir)
 {
 	if (!report_dir_used(r, ddir))
 		return 0;
-	return (r->st.runtime_ns + 500000) / 1000000;
+	return (r->st->runtime_ns + 500000) / 1000000;
 }
 
 double report_iops(const struct report *r, unsigned ddir)
 {
-	if (!report_dir_used(r, ddir) || !r->st.runtime_ns)
+	if (!report_dir_used(r, ddir) || !r->st->runtime_ns)
 		return 0.0;
-	return (double)r->st.dir[ddir].ios * 1e9 / (double)r->st.runtime_ns;
+	return (double)r->st->dir[ddir].ios * 1e9 / (double)r->st->runtime_ns;
 }
 
 uint64_t report_bw_bytes(const struct report *r, unsigned ddir)
 {
-	if (!report_dir_used(r, ddir) || !r->st.runtime_ns)
+	if (!report_dir_used(r, ddir) || !r->st->runtime_ns)
 		return 0;
-	return (uint64_t)((unsigned __int128)r->st.dir[ddir].bytes * 1000000000ULL /
-	                  r->st.runtime_ns);
+	return (uint64_t)((unsigned __int128)r->st->dir[ddir].bytes * 1000000000ULL /
+	                  r->st->runtime_ns);
 }
 
 static void group_add(struct group_summary *g, const struct report *r)
@@ -181,7 +182,7 @@ static void group_add(struct group_summary *g, const struct report *r)
 
 		if (!report_dir_used(r, d))
 			continue;
-		g->bytes[d] += r->st.dir[d].bytes;
+		g->bytes[d] += r->st->dir[d].bytes;
 		if (!g->nr[d]++) {
 			g->min_bw[d] = bw;
 			g->min_run_ms[d] = run;
@@ -194,8 +195,8 @@ static void group_add(struct group_summary *g, const struct report *r)
 			g->min_run_ms[d] = run;
 		if (run > g->max_run_ms[d])
 			g->max_run_ms[d] = run;
-		if (r->st.runtime_ns > g->runtime_ns[d])
-			g->runtime_ns[d] = r->st.runtime_ns;
+		if (r->st->runtime_ns > g->runtime_ns[d])
+			g->runtime_ns[d] = r->st->runtime_ns;
 	}
 }
 

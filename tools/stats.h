@@ -71,6 +71,7 @@ struct job_stats {
 	struct dir_stats dir[BENCH_DDIR_NR];
 	uint64_t sync_ios;
 	struct lat_stat sync_lat;
+	struct hist sync_hist;
 	uint64_t depth_map[DEPTH_MAP_NR];  /* I/Os by queue depth at submission */
 	uint64_t submit_map[DEPTH_MAP_NR]; /* submissions by batch size */
 	uint64_t complete_map[DEPTH_MAP_NR];
@@ -117,14 +118,17 @@ struct lat_buckets {
  * lowest value, so a bucket straddling a bound counts below it). */
 void lat_buckets(const struct job_stats *st, struct lat_buckets *out);
 
-/* A report: one job, or the jobs of a group merged (group_reporting). */
+/*
+ * A report: one job, or the jobs of a group merged (group_reporting) into
+ * the first one's statistics.
+ */
 struct job_def;
 struct report {
 	const struct job_def *def; /* the first job's */
 	unsigned groupid;
 	unsigned nr_jobs;
 	int tid;
-	struct job_stats st;
+	struct job_stats *st;
 };
 
 /* Bandwidth, I/O rate, runtime in ms of one direction. */

@@ -9,40 +9,6 @@
 
 #include "blkdev.h"
 
-void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
-                       uint64_t offset, uint64_t size)
-{
-	bio->dev = dev;
-	bio->op = (uint8_t)op;
-	bio->flags = 0;
-	/* Only a byte offset says it is not sector-aligned: keep that fact for
-	 * blkring__submit_bio(), which then answers -EINVAL. */
-	bio->status = (offset & (SECTOR_SIZE - 1)) ? -EINVAL : 0;
-	bio->queue_hint = 0;
-	bio->sector = offset >> SECTOR_SHIFT;
-	bio->size = size;
-	bio->vec = NULL;
-	bio->nr_vecs = 0;
-	bio->vec_skip = 0;
-	bio->end_io = NULL;
-	bio->private = NULL;
-	bio->parent = NULL;
-	atomic_store_explicit(&bio->remaining, 1, memory_order_relaxed);
-	bio->account = false;
-	bio->hctx = NULL;
-	bio->deadline_ns = 0;
-	bio->driver_data = NULL;
-}
-
-void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size_t len)
-{
-	bio->inline_vec.iov_base = buf;
-	bio->inline_vec.iov_len = len;
-	bio->vec = &bio->inline_vec;
-	bio->nr_vecs = 1;
-	bio->vec_skip = 0;
-}
-
 /* Children end on any thread at once: the status is set with a CAS so the
  * first error stays. */
 static void bio_set_status(struct blkring_bio *bio, int status)
@@ -66,7 +32,7 @@ static bool bio_remaining_done(struct blkring_bio *bio)
 	return atomic_fetch_sub_explicit(&bio->remaining, 1, memory_order_acq_rel) == 1;
 }
 
-void blkring__bio_endio(struct blkring_bio *bio, int status)
+void blkring__bio_endio_slow(struct blkring_bio *bio, int status)
 {
 	while (bio) {
 		struct blkring_bio *parent;
@@ -83,7 +49,7 @@ void blkring__bio_endio(struct blkring_bio *bio, int status)
 		if (parent)
 			bio_set_status(parent, st);
 		if (bio->account)
-			blkring__dev_account(bio->dev, blkring__op_dir(bio->op), bio->size, st);
+			blkring__dev_account(bio->dev, bio->op, bio->size, st);
 		if (bio->end_io)
 			bio->end_io(bio);
 		bio = parent;
@@ -204,7 +170,7 @@ struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigne
 	if (!child)
 		return NULL;
 	blkring__bio_init(child, parent->dev, op, offset, size);
-	child->flags = parent->flags & ~BIO_NOWAIT;
+	child->flags = parent->flags & ~(BIO_NOWAIT | BIO_POLL_TRACKED);
 	child->queue_hint = parent->queue_hint;
 	child->end_io = child_end_io;
 	blkring__bio_chain(child, parent);

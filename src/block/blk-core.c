@@ -180,7 +180,8 @@ nomem:
 	return -ENOMEM;
 }
 
-int blkring__submit_bio(struct blkring_bio *bio)
+/* Everything but a plain read or write that fits the limits. */
+static __attribute__((noinline)) int submit_bio_slow(struct blkring_bio *bio)
 {
 	struct blkring_dev *dev = bio->dev;
 	uint64_t max;
@@ -203,6 +204,43 @@ int blkring__submit_bio(struct blkring_bio *bio)
 		ret = split_and_issue(bio, max);
 	else
 		ret = dev->ops->submit_bio(dev, bio);
+	if (unlikely(ret))
+		bio->account = false;
+	return ret;
+}
+
+/*
+ * The fast path's whole check: a read, or a write to a writable device,
+ * with no flags and no sub-sector offset, whole logical blocks, not empty,
+ * within max_sectors (so no split and within MAX_RW_BYTES), inside the
+ * device, with a buffer the device takes as it is.  Anything else goes to
+ * submit_bio_slow(), which says what is wrong or splits.
+ */
+static inline bool rw_fits(const struct blkring_bio *bio, const struct blkring_dev *dev)
+{
+	uint64_t off = bio->sector << SECTOR_SHIFT, size = bio->size, end;
+	uint64_t max = (uint64_t)dev->limits.max_sectors << SECTOR_SHIFT;
+
+	if (bio->op > REQ_OP_WRITE || bio->flags || bio->status ||
+	    (bio->op == REQ_OP_WRITE && dev->read_only))
+		return false;
+	if (((off | size) & (dev->limits.logical_block_size - 1)) || size - 1 >= max ||
+	    size > MAX_RW_BYTES)
+		return false;
+	if (__builtin_add_overflow(off, size, &end) || end > dev->size)
+		return false;
+	return bio->vec && !dev->limits.dma_alignment;
+}
+
+int blkring__submit_bio(struct blkring_bio *bio)
+{
+	struct blkring_dev *dev = bio->dev;
+	int ret;
+
+	if (unlikely(!rw_fits(bio, dev)))
+		return submit_bio_slow(bio);
+	bio->account = true;
+	ret = dev->ops->submit_bio(dev, bio);
 	if (unlikely(ret))
 		bio->account = false;
 	return ret;

@@ -51,18 +51,6 @@ void blkring__hctxs_exit(struct blkring_dev *dev)
 	dev->hctxs = NULL;
 }
 
-struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev, struct blkring_bio *bio)
-{
-	unsigned hint = bio->queue_hint;
-
-	if ((bio->flags & BIO_POLLED) && dev->nr_poll_queues) {
-		unsigned n = dev->nr_poll_queues;
-
-		return &dev->hctxs[dev->nr_hw_queues + (n == 1 ? 0 : hint % n)];
-	}
-	return &dev->hctxs[dev->nr_hw_queues == 1 ? 0 : hint % dev->nr_hw_queues];
-}
-
 static bool tag_try_get(struct blkring_hctx *hctx)
 {
 	uint32_t n = atomic_load_explicit(&hctx->inflight, memory_order_relaxed);
@@ -98,8 +86,9 @@ static struct blkring_bio *wait_list_pop(struct blkring_hctx *hctx)
 	return bio;
 }
 
-/* Slow path: tags are out, or others wait before us (FIFO). */
-static int get_tag_slow(struct blkring_hctx *hctx, struct blkring_bio *bio)
+/* Tags are out, others wait before us (FIFO), or another thread took the
+ * tag we saw free. */
+int blkring__hctx_get_tag_slow(struct blkring_hctx *hctx, struct blkring_bio *bio)
 {
 	int ret = 0;
 
@@ -122,21 +111,11 @@ static int get_tag_slow(struct blkring_hctx *hctx, struct blkring_bio *bio)
 	return ret;
 }
 
-int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkring_bio *bio)
-{
-	if (likely(!atomic_load_explicit(&hctx->nr_waiting, memory_order_relaxed)) &&
-	    tag_try_get(hctx))
-		return 1;
-	return get_tag_slow(hctx, bio);
-}
-
-struct blkring_bio *blkring__hctx_put_tag(struct blkring_hctx *hctx)
+/* A tag was freed while bios wait: the first one takes it. */
+struct blkring_bio *blkring__hctx_put_tag_slow(struct blkring_hctx *hctx)
 {
 	struct blkring_bio *bio = NULL;
 
-	atomic_fetch_sub_explicit(&hctx->inflight, 1, memory_order_seq_cst);
-	if (likely(!atomic_load_explicit(&hctx->nr_waiting, memory_order_seq_cst)))
-		return NULL;
 	pthread_mutex_lock(&hctx->wait_lock);
 	if (hctx->wait_head && tag_try_get(hctx))
 		bio = wait_list_pop(hctx);

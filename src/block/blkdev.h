@@ -11,6 +11,7 @@
 #ifndef BLKRING_BLOCK_BLKDEV_H
 #define BLKRING_BLOCK_BLKDEV_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -30,6 +31,7 @@ enum blkring__req_op {
 	REQ_OP_FLUSH,
 	REQ_OP_DISCARD,
 	REQ_OP_WRITE_ZEROES,
+	REQ_OP_NR
 };
 
 /* bio->flags */
@@ -38,6 +40,10 @@ enum blkring__req_op {
 #define BIO_POLLED (1U << 2)     /* goes to a poll queue; completes when polled */
 #define BIO_NOUNMAP (1U << 3)    /* write zeroes: keep the range allocated */
 #define BIO_NOFALLBACK (1U << 4) /* write zeroes: no zero-page fallback */
+/* Polled, and its submitter polls this very bio (blkring__poll_bio) until
+ * it ends: a volume may keep its clones until polled (the cookie strategy).
+ * Split children do not inherit it: nobody polls them by name. */
+#define BIO_POLL_TRACKED (1U << 5)
 
 struct blkring_hctx;
 
@@ -90,19 +96,23 @@ struct blkring_hctx {
 	unsigned index;
 	bool poll;             /* in the poll map: completes only when polled */
 	_Atomic uint32_t busy; /* a poller holds it; others skip it */
-	uint32_t depth;        /* tags */
-	_Atomic uint32_t inflight __cacheline_aligned;
+	/* What taking and freeing a tag reads and writes: one line. */
+	uint32_t depth __cacheline_aligned; /* tags */
+	_Atomic uint32_t inflight;
+	_Atomic uint32_t nr_waiting;
 	pthread_mutex_t wait_lock; /* slow path only: tags exhausted */
 	struct blkring_bio *wait_head, *wait_tail;
-	_Atomic uint32_t nr_waiting;
 	void *driver_data;
 };
 
-/* One device's per-thread counters; see blkring__dev_account(). */
+/* One device's per-thread counters by REQ_OP_* (blkring_dev_info() turns
+ * them into BLKRING_DIR_*): an I/O's count and bytes side by side, so an
+ * end touches one 16-byte slot. */
 struct blkring_dev_stats {
-	_Atomic uint64_t ios[BLKRING_DIR_NR];
-	_Atomic uint64_t bytes[BLKRING_DIR_NR];
-	_Atomic uint64_t errors[BLKRING_DIR_NR];
+	struct {
+		_Atomic uint64_t ios, bytes;
+	} done[REQ_OP_NR];
+	_Atomic uint64_t errors[REQ_OP_NR];
 } __cacheline_aligned;
 
 #define BLKRING_STATS_SHARDS 32
@@ -118,8 +128,13 @@ struct blkring_dev_ops {
 	 * returns -EAGAIN for a BIO_NOWAIT bio it cannot take without
 	 * waiting (nothing issued, end_io not called). */
 	int (*submit_bio)(struct blkring_dev *dev, struct blkring_bio *bio);
-	/* Reap ready bios of a polled bio's queues; returns how many ended. */
+	/* Reap ready bios of a polled bio's queues (every poll queue when bio
+	 * is NULL or has no cookie); returns how many ended.  The bio may have
+	 * ended already, on another thread. */
 	int (*poll)(struct blkring_dev *dev, struct blkring_bio *bio);
+	/* Optional: reap one poll queue (a volume's `all` walk); a queue
+	 * another poller holds (hctx->busy) is skipped, answering 0. */
+	int (*poll_queue)(struct blkring_dev *dev, struct blkring_hctx *hctx);
 	/* Free the driver's state; the block layer frees the rest. */
 	void (*destroy)(struct blkring_dev *dev);
 };
@@ -144,16 +159,77 @@ struct blkring_dev {
 	struct blkring_dev_stats stats[BLKRING_STATS_SHARDS];
 };
 
+/* ---- counters (dev.c) ---- */
+
+/* Counts one finished I/O of op on the calling thread's shard. */
+void blkring__dev_account(struct blkring_dev *dev, unsigned op, uint64_t bytes, int status);
+
+/*
+ * The calling thread's own counter shard, or a value at or above
+ * BLKRING_STATS_SHARED when it has none yet or shares the last one
+ * (dev.c).  initial-exec: a plain %fs-relative load.
+ */
+#define BLKRING_STATS_SHARED (BLKRING_STATS_SHARDS - 1)
+extern _Thread_local unsigned blkring__stats_shard __attribute__((tls_model("initial-exec")));
+
+/* A successful I/O on the thread's own shard: two plain adds, no lock
+ * prefix, since no other thread writes that shard. */
+static inline void blkring__dev_account_ok(struct blkring_dev *dev, unsigned op, uint64_t bytes)
+{
+	unsigned shard = blkring__stats_shard;
+	__typeof__(dev->stats[0].done[0]) *c;
+
+	if (unlikely(shard >= BLKRING_STATS_SHARED)) {
+		blkring__dev_account(dev, op, bytes, 0);
+		return;
+	}
+	c = &dev->stats[shard].done[op];
+	atomic_store_explicit(&c->ios, atomic_load_explicit(&c->ios, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+	atomic_store_explicit(&c->bytes,
+	                      atomic_load_explicit(&c->bytes, memory_order_relaxed) + bytes,
+	                      memory_order_relaxed);
+}
+
 /* ---- bios (bio.c) ---- */
 
 /* An offset that is not a multiple of 512 leaves the bio marked invalid:
- * blkring__submit_bio() then answers -EINVAL. */
-void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
-                       uint64_t offset, uint64_t size);
-void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size_t len);
-/* Ends a bio: records status (first error wins), runs end_io, ends a chained
- * parent when its last child ended. */
-void blkring__bio_endio(struct blkring_bio *bio, int status);
+ * blkring__submit_bio() then answers -EINVAL.  Inline: every read and
+ * write starts here, so these are stores in the caller, not a call. */
+static inline void blkring__bio_init(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
+                                     uint64_t offset, uint64_t size)
+{
+	bio->dev = dev;
+	bio->op = (uint8_t)op;
+	bio->flags = 0;
+	/* Only a byte offset says it is not sector-aligned: keep that fact for
+	 * blkring__submit_bio(), which then answers -EINVAL. */
+	bio->status = (offset & (SECTOR_SIZE - 1)) ? -EINVAL : 0;
+	bio->queue_hint = 0;
+	bio->sector = offset >> SECTOR_SHIFT;
+	bio->size = size;
+	bio->vec = NULL;
+	bio->nr_vecs = 0;
+	bio->vec_skip = 0;
+	bio->end_io = NULL;
+	bio->private = NULL;
+	bio->parent = NULL;
+	atomic_store_explicit(&bio->remaining, 1, memory_order_relaxed);
+	bio->account = false;
+	bio->hctx = NULL;
+	bio->deadline_ns = 0;
+	bio->driver_data = NULL;
+}
+
+static inline void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size_t len)
+{
+	bio->inline_vec.iov_base = buf;
+	bio->inline_vec.iov_len = len;
+	bio->vec = &bio->inline_vec;
+	bio->nr_vecs = 1;
+	bio->vec_skip = 0;
+}
+
 /* Makes child a chained child of parent (parent's end waits for it). */
 void blkring__bio_chain(struct blkring_bio *child, struct blkring_bio *parent);
 /* Copies between a bio's data window and a flat buffer. */
@@ -172,6 +248,28 @@ void blkring__bio_iter_zero(struct blkring_bio_iter *it, size_t len);
 /* Points dst's data window at src's, `skip` bytes further in. */
 void blkring__bio_clone_window(struct blkring_bio *dst, const struct blkring_bio *src,
                                uint64_t skip);
+
+/* The general end (bio.c): errors, chained children and their parents. */
+void blkring__bio_endio_slow(struct blkring_bio *bio, int status);
+
+/*
+ * Ends a bio: records status (first error wins), counts it, runs end_io,
+ * ends a chained parent when its last child ended.  Inline, the common
+ * end: a bio with no parent and no children, ending well (its status is
+ * its own then, so a plain read of it is enough).
+ */
+static inline void blkring__bio_endio(struct blkring_bio *bio, int status)
+{
+	if (unlikely(status || bio->parent || __atomic_load_n(&bio->status, __ATOMIC_RELAXED) ||
+	             atomic_load_explicit(&bio->remaining, memory_order_acquire) != 1)) {
+		blkring__bio_endio_slow(bio, status);
+		return;
+	}
+	if (bio->account)
+		blkring__dev_account_ok(bio->dev, bio->op, bio->size);
+	if (bio->end_io)
+		bio->end_io(bio);
+}
 
 /* ---- submission (blk-core.c) ---- */
 
@@ -208,13 +306,54 @@ int blkring__blkdev_uring_cmd(struct blkring_dev *dev, const struct blkring_sqe 
 
 int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll, unsigned depth);
 void blkring__hctxs_exit(struct blkring_dev *dev);
+/* The slow halves of the tag calls below: tags out, or bios waiting.  The
+ * put half runs after the tag was freed. */
+int blkring__hctx_get_tag_slow(struct blkring_hctx *hctx, struct blkring_bio *bio);
+struct blkring_bio *blkring__hctx_put_tag_slow(struct blkring_hctx *hctx);
+
 /* Picks the default or poll map queue for a bio. */
-struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev, struct blkring_bio *bio);
-/* Takes a tag: true to dispatch now, false when the bio went on the wait
- * list (it is dispatched by a later put_tag) or, with BIO_NOWAIT, -EAGAIN. */
-int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkring_bio *bio);
-/* Frees a tag; returns a waiting bio that now owns it, or NULL. */
-struct blkring_bio *blkring__hctx_put_tag(struct blkring_hctx *hctx);
+static inline struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev,
+                                                      struct blkring_bio *bio)
+{
+	unsigned hint = bio->queue_hint, n;
+
+	if (unlikely(bio->flags & BIO_POLLED) && dev->nr_poll_queues) {
+		n = dev->nr_poll_queues;
+		return &dev->hctxs[dev->nr_hw_queues + (n == 1 ? 0 : hint % n)];
+	}
+	n = dev->nr_hw_queues;
+	return &dev->hctxs[n == 1 ? 0 : hint % n];
+}
+
+/*
+ * Takes a tag: 1 to dispatch now, 0 when the bio went on the wait list (it
+ * is dispatched by a later put_tag) or, with BIO_NOWAIT, -EAGAIN.  Inline,
+ * one compare-and-swap when a tag is free and no bio waits (FIFO: none is
+ * overtaken).
+ */
+static inline int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkring_bio *bio)
+{
+	uint32_t n = atomic_load_explicit(&hctx->inflight, memory_order_relaxed);
+
+	if (likely(n < hctx->depth &&
+	           !atomic_load_explicit(&hctx->nr_waiting, memory_order_relaxed)) &&
+	    atomic_compare_exchange_strong_explicit(&hctx->inflight, &n, n + 1,
+	                                            memory_order_seq_cst, memory_order_relaxed))
+		return 1;
+	return blkring__hctx_get_tag_slow(hctx, bio);
+}
+
+/* Frees a tag; returns a waiting bio that now owns it, or NULL.  The
+ * decrement and the read of nr_waiting are the putter's half of the
+ * hand-off described in blk-mq.c. */
+static inline struct blkring_bio *blkring__hctx_put_tag(struct blkring_hctx *hctx)
+{
+	atomic_fetch_sub_explicit(&hctx->inflight, 1, memory_order_seq_cst);
+	if (likely(!atomic_load_explicit(&hctx->nr_waiting, memory_order_seq_cst)))
+		return NULL;
+	return blkring__hctx_put_tag_slow(hctx);
+}
+
 /* Poll-queue ownership: a poller skips a queue another poller holds. */
 static inline bool blkring__hctx_trylock_poll(struct blkring_hctx *hctx)
 {
@@ -233,9 +372,6 @@ static inline void blkring__hctx_unlock_poll(struct blkring_hctx *hctx)
 /* Allocates a device with the defaults; the driver fills the rest. */
 struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops);
 void blkring__dev_free(struct blkring_dev *dev);
-/* Counts one finished I/O on the calling thread's shard. */
-void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes, int status);
-unsigned blkring__op_dir(unsigned op);
 /* Takes another open reference (a volume holding its legs); drop it with
  * blkring_dev_close(). */
 void blkring__dev_get(struct blkring_dev *dev);
@@ -279,5 +415,6 @@ struct blkring_driver {
 };
 
 extern const struct blkring_driver blkring__null_driver;
+extern const struct blkring_driver blkring__table_driver; /* src/dm/dm.c */
 
 #endif

@@ -17,6 +17,7 @@
 /* Every driver, by spec TYPE. */
 static const struct blkring_driver *const drivers[] = {
     &blkring__null_driver,
+    &blkring__table_driver,
 };
 
 /* Recursive: a volume's open opens its legs through blkring_dev_open(). */
@@ -317,13 +318,11 @@ int blkring_dev_close(struct blkring_dev *dev)
  * store (no lock prefix).  Threads beyond the shard count share the last
  * shard with atomic adds.
  */
-#define SHARED_SHARD (BLKRING_STATS_SHARDS - 1)
+_Thread_local unsigned blkring__stats_shard __attribute__((tls_model("initial-exec"))) = UINT_MAX;
 
 static _Atomic uint32_t shards_taken;
 static pthread_key_t shard_key;
 static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
-/* initial-exec: a plain %fs-relative load, no __tls_get_addr() call. */
-static _Thread_local int my_shard __attribute__((tls_model("initial-exec"))) = -1;
 
 static void shard_release(void *arg)
 {
@@ -337,12 +336,12 @@ static void shard_key_init(void)
 	pthread_key_create(&shard_key, shard_release);
 }
 
-static int shard_claim(void)
+static unsigned shard_claim(void)
 {
 	uint32_t taken = atomic_load_explicit(&shards_taken, memory_order_relaxed);
 
 	pthread_once(&shard_once, shard_key_init);
-	for (int i = 0; i < SHARED_SHARD; i++) {
+	for (unsigned i = 0; i < BLKRING_STATS_SHARED; i++) {
 		if (taken & (1U << i))
 			continue;
 		if (atomic_compare_exchange_strong_explicit(&shards_taken, &taken, taken | 1U << i,
@@ -351,9 +350,9 @@ static int shard_claim(void)
 			pthread_setspecific(shard_key, (void *)(uintptr_t)(i + 1));
 			return i;
 		}
-		i = -1; /* the mask changed: look again */
+		i = UINT_MAX; /* the mask changed: look again from 0 */
 	}
-	return SHARED_SHARD;
+	return BLKRING_STATS_SHARED;
 }
 
 static inline void stat_add(_Atomic uint64_t *c, uint64_t v, bool owned)
@@ -365,35 +364,32 @@ static inline void stat_add(_Atomic uint64_t *c, uint64_t v, bool owned)
 		atomic_fetch_add_explicit(c, v, memory_order_relaxed);
 }
 
-void blkring__dev_account(struct blkring_dev *dev, unsigned dir, uint64_t bytes, int status)
+void blkring__dev_account(struct blkring_dev *dev, unsigned op, uint64_t bytes, int status)
 {
 	struct blkring_dev_stats *st;
 	bool owned;
 
-	if (unlikely(my_shard < 0))
-		my_shard = shard_claim();
-	owned = my_shard != SHARED_SHARD;
-	st = &dev->stats[my_shard];
+	if (unlikely(blkring__stats_shard > BLKRING_STATS_SHARED))
+		blkring__stats_shard = shard_claim();
+	owned = blkring__stats_shard != BLKRING_STATS_SHARED;
+	st = &dev->stats[blkring__stats_shard];
 	if (unlikely(status)) {
-		stat_add(&st->errors[dir], 1, owned);
+		stat_add(&st->errors[op], 1, owned);
 		return;
 	}
-	stat_add(&st->ios[dir], 1, owned);
-	stat_add(&st->bytes[dir], bytes, owned);
+	stat_add(&st->done[op].ios, 1, owned);
+	stat_add(&st->done[op].bytes, bytes, owned);
 }
 
-unsigned blkring__op_dir(unsigned op)
-{
-	static const uint8_t dir[] = {
-	    [REQ_OP_READ] = BLKRING_DIR_READ,
-	    [REQ_OP_WRITE] = BLKRING_DIR_WRITE,
-	    [REQ_OP_FLUSH] = BLKRING_DIR_FLUSH,
-	    [REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
-	    [REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
-	};
-
-	return dir[op];
-}
+/* The counters are kept by REQ_OP_*; blkring_dev_info() reports them by
+ * BLKRING_DIR_*. */
+static const uint8_t op_dir[REQ_OP_NR] = {
+    [REQ_OP_READ] = BLKRING_DIR_READ,
+    [REQ_OP_WRITE] = BLKRING_DIR_WRITE,
+    [REQ_OP_FLUSH] = BLKRING_DIR_FLUSH,
+    [REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
+    [REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
+};
 
 int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info)
 {
@@ -415,13 +411,17 @@ int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info)
 	info->queue_depth = dev->hctxs ? dev->hctxs[0].depth : 0;
 	info->read_only = dev->read_only;
 	for (unsigned s = 0; s < BLKRING_STATS_SHARDS; s++) {
-		for (unsigned d = 0; d < BLKRING_DIR_NR; d++) {
+		const struct blkring_dev_stats *st = &dev->stats[s];
+
+		for (unsigned op = 0; op < REQ_OP_NR; op++) {
+			unsigned d = op_dir[op];
+
 			info->ios[d] +=
-			    atomic_load_explicit(&dev->stats[s].ios[d], memory_order_relaxed);
+			    atomic_load_explicit(&st->done[op].ios, memory_order_relaxed);
 			info->bytes[d] +=
-			    atomic_load_explicit(&dev->stats[s].bytes[d], memory_order_relaxed);
+			    atomic_load_explicit(&st->done[op].bytes, memory_order_relaxed);
 			info->errors[d] +=
-			    atomic_load_explicit(&dev->stats[s].errors[d], memory_order_relaxed);
+			    atomic_load_explicit(&st->errors[op], memory_order_relaxed);
 		}
 	}
 	return 0;

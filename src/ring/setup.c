@@ -18,11 +18,10 @@ _Thread_local char blkring__thread_anchor __attribute__((tls_model("initial-exec
 /* Each ring's bios carry its own hint, spreading rings over hardware queues. */
 static _Atomic uint32_t next_queue_hint;
 
-#define BLKRING_SETUP_SUPPORTED                                                       \
-	(BLKRING_SETUP_CQSIZE | BLKRING_SETUP_SINGLE_ISSUER | BLKRING_SETUP_SQPOLL |  \
-	 BLKRING_SETUP_SQ_AFF | BLKRING_SETUP_DEFER_TASKRUN | BLKRING_SETUP_TW_PRIO | \
-	 BLKRING_SETUP_TW_ISSUE)
-#define BLKRING_SETUP_NOT_YET (BLKRING_SETUP_IOPOLL)
+#define BLKRING_SETUP_SUPPORTED                                                      \
+	(BLKRING_SETUP_IOPOLL | BLKRING_SETUP_CQSIZE | BLKRING_SETUP_SINGLE_ISSUER | \
+	 BLKRING_SETUP_SQPOLL | BLKRING_SETUP_SQ_AFF | BLKRING_SETUP_DEFER_TASKRUN | \
+	 BLKRING_SETUP_TW_PRIO | BLKRING_SETUP_TW_ISSUE)
 /* Requests made at setup; more come in chunks if ever needed. */
 #define BLKRING_REQ_PREALLOC_MAX 4096U
 
@@ -38,14 +37,9 @@ static bool cpu_exists(uint32_t cpu)
 
 static int params_check_flags(const struct blkring_params *p)
 {
-	if (p->flags & ~(BLKRING_SETUP_SUPPORTED | BLKRING_SETUP_NOT_YET))
+	if (p->flags & ~BLKRING_SETUP_SUPPORTED)
 		return blkring__error(-EINVAL, "ring setup: unknown flags 0x%x",
-		                      p->flags &
-		                          ~(BLKRING_SETUP_SUPPORTED | BLKRING_SETUP_NOT_YET));
-	if (p->flags & BLKRING_SETUP_NOT_YET)
-		return blkring__error(-EINVAL,
-		                      "ring setup: flags 0x%x (IOPOLL) are not supported yet",
-		                      p->flags & BLKRING_SETUP_NOT_YET);
+		                      p->flags & ~BLKRING_SETUP_SUPPORTED);
 	/* Linux's rules: the SQ thread would run the owner's task work. */
 	if ((p->flags & BLKRING_SETUP_SQPOLL) && (p->flags & BLKRING_SETUP_DEFER_TASKRUN))
 		return blkring__error(-EINVAL,
@@ -212,15 +206,19 @@ static void exit_cancel_queued_work(struct blkring__ctx *ctx)
 	}
 }
 
-/* Requests that already started cannot be called back: wait for them. */
+/* Requests that already started cannot be called back: wait for them,
+ * polling those that complete only when polled. */
 static void exit_wait_inflight(struct blkring__ctx *ctx)
 {
 	for (;;) {
 		blkring__tw_run(ctx); /* deferred task work too */
 		blkring__enter(ctx);
+		if (blkring__iopoll_pending(ctx))
+			blkring__iopoll(ctx);
 		if (ctx->nr_seq == ctx->nr_done)
 			return;
-		blkring__tw_wait(ctx, NULL);
+		if (!blkring__iopoll_pending(ctx))
+			blkring__tw_wait(ctx, NULL);
 	}
 }
 

@@ -106,8 +106,9 @@ static bool sq_busy(struct blkring__ctx *ctx)
 	            ctx->cached_cq_tail);
 }
 
-/* One pass, in io_uring's order: SQEs, then task work.  Returns whether it
- * did anything. */
+/* One pass, in io_uring's order: SQEs, task work, polled I/O.  Returns
+ * whether it did anything or polled I/O is in flight (which only this
+ * thread completes, so it must not sleep: the kernel's sqt_spin). */
 static bool sq_pass(struct blkring__ctx *ctx)
 {
 	uint32_t tail = ctx->cached_cq_tail;
@@ -121,8 +122,10 @@ static bool sq_pass(struct blkring__ctx *ctx)
 		nr = (unsigned)(blkring__submit_sqes(ctx) > 0);
 	nr += blkring__tw_run(ctx);
 	blkring__issue_pending(ctx);
+	if (unlikely(blkring__iopoll_pending(ctx)))
+		nr += blkring__iopoll(ctx);
 	blkring__cq_flush(ctx);
-	return nr || tail != ctx->cached_cq_tail;
+	return nr || tail != ctx->cached_cq_tail || blkring__iopoll_pending(ctx);
 }
 
 static void sq_sleep(struct blkring__ctx *ctx)

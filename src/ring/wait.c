@@ -65,17 +65,23 @@ static inline struct blkring_cqe *cq_first(struct blkring *ring)
 	                      ring->cq.ring_mask];
 }
 
-/* Runs what entering does, and a deferring ring's task work when it waits. */
+/* Runs what entering does, a deferring ring's task work when it waits, and
+ * a polling pass. */
 static void enter_wait(struct blkring__ctx *ctx, unsigned wait_nr)
 {
 	if (unlikely(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN) && wait_nr)
 		blkring__tw_run(ctx);
 	blkring__enter(ctx);
+	if (unlikely(blkring__iopoll_pending(ctx)))
+		blkring__iopoll(ctx);
 }
 
 /* Sleeps for task work: with DEFER_TASKRUN, until enough for `missing` CQEs. */
 static int wait_sleep(struct blkring__ctx *ctx, unsigned missing, const struct timespec *deadline)
 {
+	/* Polled I/O completes only if we poll: spin, never sleep. */
+	if (unlikely(blkring__iopoll_pending(ctx)))
+		return blkring__iopoll_spin(deadline);
 	if (unlikely(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN))
 		return blkring__tw_wait_nr(ctx, missing, deadline);
 	return blkring__tw_wait(ctx, deadline);
@@ -144,6 +150,8 @@ unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes,
 
 	if (!ready && blkring__is_owner(ring->ctx)) {
 		blkring__enter(ring->ctx);
+		if (unlikely(blkring__iopoll_pending(ring->ctx)))
+			blkring__iopoll(ring->ctx);
 		ready = blkring_cq_ready(ring);
 	}
 	if (ready > count)

@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Volumes (Linux's dm.c and dm-ioctl.c roles): a device whose submit_bio
+ * cuts a bio into clones along its live table, the `table:` spec driver,
+ * and load / suspend / resume with held I/O replayed after the swap.
+ *
+ * The read side of the live table, on every I/O.  Linux takes an SRCU
+ * read lock around map() and, separately, counts every I/O in flight
+ * (md->pending) so that suspend can drain.  Here the in-flight count
+ * alone is enough: a table is swapped only while the volume is suspended
+ * and drained, so an I/O that counted itself in before it saw "not
+ * suspended" keeps its table alive until its clones end, and one that
+ * sees "suspended" never reads the table.  Debian's liburcu (0.13) was
+ * weighed: its urcu-memb read lock is cheap, but it would come on top of
+ * the count, not replace it, and brings a dependency and per-thread
+ * registration.  What matters is the count's cost, so it borrows
+ * urcu-memb's trick instead (dm-inflight.h): per-thread counters written
+ * without a lock prefix, membarrier() on the rare suspend.  Measured here
+ * (2 vCPU EPYC, one thread, 10^8 enter+put pairs, -O2, two runs): this
+ * count 2.4 ns; a lock-add/lock-sub count on a per-thread cache line
+ * 13.4-15.0 ns; urcu-memb read lock alone 1.8-2.1 ns, and with the
+ * lock-prefixed count it needs anyway 15.8-19.8 ns.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dm-inflight.h"
+#include "dm.h"
+#include "lib/error.h"
+#include "lib/futex.h"
+
+#define MAX_TABLE_BYTES (1U << 20)
+#define MAX_NESTING 32
+#define CLONE_FLAGS (BIO_FUA | BIO_NOWAIT | BIO_POLLED | BIO_NOUNMAP | BIO_NOFALLBACK)
+
+struct dm_volume {
+	/* Read on every I/O, written only by resume. */
+	_Atomic(struct dm_table *) live __cacheline_aligned;
+	bool ro;
+	struct blkring_dev *dev;
+
+	struct dm_inflight inflight; /* .blocked: suspended */
+	struct dm_poll_vol poll;
+
+	/* Slow path. */
+	pthread_mutex_t ctl __cacheline_aligned; /* one load, suspend or resume at a time */
+	struct dm_table *inactive;               /* written under blkring__dm_lock() */
+	pthread_mutex_t hold_lock;
+	struct llist_node *held, **held_tail;
+};
+
+/* Recursive: describe's callback may describe a leg. */
+static pthread_mutex_t dm_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+void blkring__dm_lock(void)
+{
+	pthread_mutex_lock(&dm_lock);
+}
+
+void blkring__dm_unlock(void)
+{
+	pthread_mutex_unlock(&dm_lock);
+}
+
+static const struct blkring_dev_ops dm_volume_ops;
+
+bool blkring__dm_is_volume(const struct blkring_dev *dev)
+{
+	return dev->ops == &dm_volume_ops;
+}
+
+struct dm_table *blkring__dm_live(struct blkring_dev *dev)
+{
+	struct dm_volume *v = dev->private;
+
+	return atomic_load_explicit(&v->live, memory_order_acquire);
+}
+
+struct dm_table *blkring__dm_inactive(struct blkring_dev *dev)
+{
+	return ((struct dm_volume *)dev->private)->inactive;
+}
+
+struct dm_poll_vol *blkring__dm_poll_vol(struct blkring_dev *dev)
+{
+	return &((struct dm_volume *)dev->private)->poll;
+}
+
+/* ---- clones ---- */
+
+/* One split in progress.  The clone queued last holds the submitter's
+ * in-flight count and the original's own `remaining`; each earlier clone
+ * takes its own, so a single-clone I/O takes neither. */
+struct dm_io {
+	struct dm_volume *v;
+	struct blkring_bio *orig;
+	bool issued;
+	bool track;               /* the cookie strategy keeps the clones issued... */
+	struct dm_clone *tracked; /* ...on this list, for orig's poller */
+	struct dm_clone *pending;
+	struct dm_target *pending_ti;
+};
+
+void blkring__dm_clone_end(struct dm_clone *c)
+{
+	struct blkring_bio *orig = c->orig;
+	struct dm_volume *v = c->vol;
+	int status = c->bio.status;
+
+	blkring__dm_clone_free(c);
+	dm_inflight_put(&v->inflight);
+	blkring__bio_endio(orig, status);
+}
+
+static void dm_clone_endio(struct blkring_bio *bio)
+{
+	blkring__dm_clone_end(container_of(bio, struct dm_clone, bio));
+}
+
+static struct dm_clone *dm_clone_new(struct dm_io *io, unsigned op, uint64_t sector, uint64_t size,
+                                     unsigned nr)
+{
+	struct dm_clone *c = blkring__dm_clone_alloc();
+
+	if (unlikely(!c))
+		return NULL;
+	blkring__bio_init(&c->bio, NULL, op, 0, size);
+	c->bio.sector = sector;
+	c->bio.flags = io->orig->flags & CLONE_FLAGS;
+	c->bio.queue_hint = io->orig->queue_hint;
+	c->bio.end_io = dm_clone_endio;
+	if (unlikely(io->track)) {
+		/* Its leg may keep its own clones for it in turn. */
+		c->bio.flags |= BIO_POLL_TRACKED;
+		c->bio.end_io = blkring__dm_poll_clone_endio;
+	}
+	c->orig = io->orig;
+	c->vol = io->v;
+	c->nr = nr;
+	return c;
+}
+
+/* The cookie strategy: whatever becomes of an issued clone, orig's poller
+ * finds it on the list. */
+static void dm_track(struct dm_io *io, struct dm_clone *c)
+{
+	if (unlikely(io->track)) {
+		atomic_init(&c->poll_done, 0);
+		c->poll_next = io->tracked;
+		io->tracked = c;
+	}
+}
+
+/*
+ * Maps and submits one clone.  Returns -EAGAIN only for the sole clone of
+ * a BIO_NOWAIT bio that its leg refused: then nothing was issued and the
+ * caller refuses the original.  Any other failure ends the clone with it.
+ */
+static int dm_issue(struct dm_io *io, struct dm_target *ti, struct dm_clone *c, bool last)
+{
+	bool first = !io->issued;
+	int ret;
+
+	dm_track(io, c);
+	if (!last) {
+		dm_inflight_get(&io->v->inflight);
+		atomic_fetch_add_explicit(&io->orig->remaining, 1, memory_order_relaxed);
+	}
+	io->issued = true;
+	if (ti->type->map(ti, &c->bio) != DM_MAPIO_REMAPPED)
+		return 0;
+	ret = blkring__submit_bio(&c->bio);
+	if (likely(!ret))
+		return 0;
+	if (ret == -EAGAIN && first && last) {
+		if (unlikely(io->track))
+			io->tracked = NULL;
+		blkring__dm_clone_free(c);
+		dm_inflight_put(&io->v->inflight);
+		return -EAGAIN;
+	}
+	blkring__bio_endio(&c->bio, ret);
+	return 0;
+}
+
+/* Issues the clone queued before, now that it is known not to be last. */
+static int dm_queue(struct dm_io *io, struct dm_target *ti, struct dm_clone *c)
+{
+	if (io->pending) {
+		if (io->orig->flags & BIO_NOWAIT) {
+			blkring__dm_clone_free(c);
+			return -EAGAIN;
+		}
+		dm_issue(io, io->pending_ti, io->pending, false);
+	}
+	io->pending = c;
+	io->pending_ti = ti;
+	return 0;
+}
+
+/* Reads and writes: cut at target ends and at chunk boundaries. */
+static int dm_split_rw(struct dm_io *io, const struct dm_table *t)
+{
+	struct blkring_bio *orig = io->orig;
+	uint64_t sector = orig->sector;
+
+	for (uint64_t done = 0; done < orig->size;) {
+		struct dm_target *ti = blkring__dm_table_find(t, sector);
+		uint64_t len = orig->size - done, max;
+		struct dm_clone *c;
+		int ret;
+
+		if (unlikely(!ti))
+			return -EIO;
+		max = blkring__dm_max_io_len(ti, sector) << SECTOR_SHIFT;
+		len = len < max ? len : max;
+		c = dm_clone_new(io, orig->op, sector, len, 0);
+		if (unlikely(!c))
+			return -ENOMEM;
+		blkring__bio_clone_window(&c->bio, orig, done);
+		ret = dm_queue(io, ti, c);
+		if (ret)
+			return ret;
+		done += len;
+		sector += len >> SECTOR_SHIFT;
+	}
+	return 0;
+}
+
+/* Discards and write zeroes: cut at target ends only; each target sends
+ * num_discard_clones clones of its piece (striped: one per stripe). */
+static int dm_split_range(struct dm_io *io, const struct dm_table *t)
+{
+	struct blkring_bio *orig = io->orig;
+	uint64_t sector = orig->sector;
+
+	for (uint64_t done = 0; done < orig->size;) {
+		struct dm_target *ti = blkring__dm_table_find(t, sector);
+		uint64_t len = orig->size - done, max;
+
+		if (!ti)
+			return -EIO;
+		max = (ti->begin + ti->len - sector) << SECTOR_SHIFT;
+		len = len < max ? len : max;
+		for (unsigned n = 0; n < ti->num_discard_clones; n++) {
+			struct dm_clone *c = dm_clone_new(io, orig->op, sector, len, n);
+			int ret = c ? dm_queue(io, ti, c) : -ENOMEM;
+
+			if (ret)
+				return ret;
+		}
+		done += len;
+		sector += len >> SECTOR_SHIFT;
+	}
+	return 0;
+}
+
+/* Flushes: every target's flush clones (one per leg). */
+static int dm_split_flush(struct dm_io *io, const struct dm_table *t)
+{
+	for (unsigned i = 0; i < t->nr_targets; i++) {
+		struct dm_target *ti = &t->targets[i];
+
+		for (unsigned n = 0; n < ti->num_flush_clones; n++) {
+			struct dm_clone *c = dm_clone_new(io, REQ_OP_FLUSH, 0, 0, n);
+			int ret = c ? dm_queue(io, ti, c) : -ENOMEM;
+
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static int dm_split(struct dm_io *io, const struct dm_table *t)
+{
+	switch (io->orig->op) {
+	case REQ_OP_READ:
+	case REQ_OP_WRITE:
+		return dm_split_rw(io, t);
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		return dm_split_range(io, t);
+	case REQ_OP_FLUSH:
+		return dm_split_flush(io, t);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The common case: one clone carries the whole bio (no split, no window walk). */
+static int dm_map_whole(struct dm_io *io, struct dm_target *ti)
+{
+	struct blkring_bio *orig = io->orig;
+	struct dm_clone *c = dm_clone_new(io, orig->op, orig->sector, orig->size, 0);
+
+	if (unlikely(!c)) {
+		dm_inflight_put(&io->v->inflight);
+		return -ENOMEM;
+	}
+	c->bio.vec = orig->vec;
+	c->bio.nr_vecs = orig->nr_vecs;
+	c->bio.vec_skip = orig->vec_skip;
+	return dm_issue(io, ti, c, true);
+}
+
+/*
+ * The caller holds one in-flight count.  Returns 0 when the
+ * original will end (exactly once), or a negative errno when nothing was
+ * issued and the original is untouched.
+ */
+static int dm_map(struct dm_io *io, const struct dm_table *t)
+{
+	struct blkring_bio *orig = io->orig;
+	struct dm_volume *v = io->v;
+	int ret;
+
+	if (likely(orig->op <= REQ_OP_WRITE)) {
+		struct dm_target *ti = blkring__dm_table_find(t, orig->sector);
+
+		if (likely(ti && orig->size <= blkring__dm_max_io_len(ti, orig->sector)
+		                                   << SECTOR_SHIFT))
+			return dm_map_whole(io, ti);
+	}
+	ret = dm_split(io, t);
+
+	if (likely(io->pending && !ret))
+		return dm_issue(io, io->pending_ti, io->pending, true);
+	if (io->pending && io->issued) {
+		/* Failed part way: the last clone carries the error to the original. */
+		dm_track(io, io->pending);
+		blkring__bio_endio(&io->pending->bio, ret);
+		return 0;
+	}
+	if (io->pending)
+		blkring__dm_clone_free(io->pending);
+	dm_inflight_put(&v->inflight);
+	if (ret)
+		return ret;
+	blkring__bio_endio(orig, 0); /* a flush with nothing to flush */
+	return 0;
+}
+
+static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+{
+	struct dm_io io = {.v = v, .orig = orig, .track = dm_poll_tracks(&v->poll, orig)};
+	int ret = dm_map(&io, t);
+
+	if (unlikely(io.tracked))
+		blkring__dm_poll_publish(orig, io.tracked);
+	return ret;
+}
+
+/* Returns 1 when the volume was resumed meanwhile (submit again), 0 when
+ * the bio is held, -EAGAIN for BIO_NOWAIT. */
+static int dm_hold(struct dm_volume *v, struct blkring_bio *bio)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&v->hold_lock);
+	if (!atomic_load(&v->inflight.blocked)) {
+		ret = 1;
+	} else if (bio->flags & BIO_NOWAIT) {
+		ret = -EAGAIN;
+	} else {
+		bio->node.next = NULL;
+		*v->held_tail = &bio->node;
+		v->held_tail = &bio->node.next;
+	}
+	pthread_mutex_unlock(&v->hold_lock);
+	return ret;
+}
+
+static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
+{
+	struct dm_volume *v = dev->private;
+	int ret;
+
+	dm_poll_set_cookie(&v->poll, bio);
+	do {
+		if (likely(dm_inflight_enter(&v->inflight)))
+			return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire),
+			                  bio);
+		ret = dm_hold(v, bio);
+	} while (ret == 1);
+	return ret;
+}
+
+/* ---- volume objects ---- */
+
+static void dm_apply_table(struct dm_volume *v, const struct dm_table *t)
+{
+	struct blkring_dev *dev = v->dev;
+	bool ro = t->read_only || v->ro;
+
+	/* Written only when they change, so an equal reload races no reader. */
+	if (dev->size != t->sectors << SECTOR_SHIFT)
+		dev->size = t->sectors << SECTOR_SHIFT;
+	if (memcmp(&dev->limits, &t->limits, sizeof(t->limits)))
+		dev->limits = t->limits;
+	if (dev->features != t->features)
+		dev->features = t->features;
+	if (dev->read_only != ro)
+		dev->read_only = ro;
+}
+
+static void dm_end_held(struct llist_node *n, int status)
+{
+	while (n) {
+		struct llist_node *next = n->next;
+
+		blkring__bio_endio(container_of(n, struct blkring_bio, node), status);
+		n = next;
+	}
+}
+
+static void dm_volume_destroy(struct blkring_dev *dev)
+{
+	struct dm_volume *v = dev->private;
+	struct dm_table *live, *inactive;
+
+	dm_end_held(v->held, -EIO);
+	blkring__dm_lock();
+	live = atomic_load(&v->live);
+	inactive = v->inactive;
+	atomic_store(&v->live, NULL);
+	v->inactive = NULL;
+	blkring__dm_unlock();
+	blkring__dm_table_destroy(live);
+	if (inactive)
+		blkring__dm_table_destroy(inactive);
+	pthread_mutex_destroy(&v->ctl);
+	pthread_mutex_destroy(&v->hold_lock);
+	free(v);
+}
+
+static const struct blkring_dev_ops dm_volume_ops = {
+    .name = "table",
+    .submit_bio = dm_submit_bio,
+    .poll = blkring__dm_poll,
+    .destroy = dm_volume_destroy,
+};
+
+static int dm_volume_new(struct dm_table *t, bool ro, unsigned poll, struct blkring_dev **devp)
+{
+	struct blkring_dev *dev = blkring__dev_alloc(&dm_volume_ops);
+	struct dm_volume *v = aligned_alloc(CACHELINE, sizeof(*v));
+
+	if (!dev || !v) {
+		free(v);
+		if (dev)
+			blkring__dev_free(dev);
+		return -ENOMEM;
+	}
+	memset(v, 0, sizeof(*v));
+	blkring__dm_inflight_setup();
+	atomic_init(&v->live, t);
+	v->ro = ro;
+	v->dev = dev;
+	v->poll.strategy = poll;
+	v->held_tail = &v->held;
+	pthread_mutex_init(&v->ctl, NULL);
+	pthread_mutex_init(&v->hold_lock, NULL);
+	dev->private = v;
+	dm_apply_table(v, t);
+	*devp = dev;
+	return 0;
+}
+
+static int dm_create(const char *text, const char *source, const char *base_dir, bool ro,
+                     unsigned poll, struct blkring_dev **devp)
+{
+	struct dm_table *t;
+	int ret = blkring__dm_table_create(text, source, base_dir, NULL, &t);
+
+	if (ret)
+		return ret;
+	ret = dm_volume_new(t, ro, poll, devp);
+	if (ret)
+		blkring__dm_table_destroy(t);
+	return ret;
+}
+
+/* ---- the public calls ---- */
+
+static int dm_volume_of(struct blkring_dev *dev, struct dm_volume **vp)
+{
+	if (!dev || !blkring__dm_is_volume(dev))
+		return blkring__error(-EINVAL, "not a volume (a table: device)");
+	*vp = dev->private;
+	return 0;
+}
+
+int blkring_vol_create(const char *table_text, const char *base_dir, struct blkring_dev **devp)
+{
+	static _Atomic unsigned nr_inline;
+	struct blkring_dev *dev;
+	int ret;
+
+	if (!table_text || !devp)
+		return -EINVAL;
+	blkring__clear_error();
+	ret = dm_create(table_text, NULL, base_dir, false, DM_POLL_COOKIE, &dev);
+	if (ret)
+		return ret;
+	/* Not in the registry: no spec opens it, so it only needs a name. */
+	if (asprintf(&dev->spec, "table:<inline %u>", atomic_fetch_add(&nr_inline, 1)) < 0) {
+		dev->spec = NULL;
+		dm_volume_destroy(dev);
+		blkring__dev_free(dev);
+		return -ENOMEM;
+	}
+	*devp = dev;
+	return 0;
+}
+
+int blkring_vol_load(struct blkring_dev *dev, const char *table_text, const char *base_dir)
+{
+	struct dm_table *t, *old;
+	struct dm_volume *v = NULL;
+	int ret = dm_volume_of(dev, &v);
+
+	if (ret || !table_text)
+		return ret ?: -EINVAL;
+	blkring__clear_error();
+	pthread_mutex_lock(&v->ctl);
+	ret = blkring__dm_table_create(table_text, NULL, base_dir, dev, &t);
+	if (!ret) {
+		blkring__dm_lock();
+		old = v->inactive;
+		v->inactive = t;
+		blkring__dm_unlock();
+		if (old)
+			blkring__dm_table_destroy(old);
+	}
+	pthread_mutex_unlock(&v->ctl);
+	return ret;
+}
+
+static void dm_suspend_locked(struct dm_volume *v)
+{
+	blkring__dm_inflight_block(&v->inflight);
+}
+
+int blkring_vol_suspend(struct blkring_dev *dev)
+{
+	struct dm_volume *v = NULL;
+	int ret = dm_volume_of(dev, &v);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&v->ctl);
+	if (atomic_load(&v->inflight.blocked))
+		ret = blkring__error(-EINVAL, "%s: already suspended", dev->spec);
+	else
+		dm_suspend_locked(v);
+	pthread_mutex_unlock(&v->ctl);
+	return ret;
+}
+
+/* Makes the inactive table live; the old one is closed outside the lock. */
+static void dm_swap(struct dm_volume *v)
+{
+	struct dm_table *old;
+
+	blkring__dm_lock();
+	old = atomic_load(&v->live);
+	blkring__dm_poll_swap_begin(&v->poll);
+	atomic_store_explicit(&v->live, v->inactive, memory_order_release);
+	blkring__dm_poll_swap_end(&v->poll);
+	v->inactive = NULL;
+	dm_apply_table(v, atomic_load_explicit(&v->live, memory_order_relaxed));
+	blkring__dm_unlock();
+	blkring__dm_table_destroy(old);
+}
+
+/* Held bios go again, in arrival order, through the new table. */
+static void dm_replay(struct dm_volume *v)
+{
+	struct llist_node *n;
+
+	pthread_mutex_lock(&v->hold_lock);
+	n = v->held;
+	v->held = NULL;
+	v->held_tail = &v->held;
+	blkring__dm_inflight_unblock(&v->inflight);
+	pthread_mutex_unlock(&v->hold_lock);
+	while (n) {
+		struct llist_node *next = n->next;
+		struct blkring_bio *bio = container_of(n, struct blkring_bio, node);
+		int ret = dm_submit_bio(v->dev, bio);
+
+		if (ret)
+			blkring__bio_endio(bio, ret);
+		n = next;
+	}
+}
+
+int blkring_vol_resume(struct blkring_dev *dev)
+{
+	struct dm_volume *v = NULL;
+	int ret = dm_volume_of(dev, &v);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&v->ctl);
+	if (v->inactive) {
+		if (!atomic_load(&v->inflight.blocked))
+			dm_suspend_locked(v);
+		dm_swap(v);
+	}
+	if (atomic_load(&v->inflight.blocked))
+		dm_replay(v);
+	pthread_mutex_unlock(&v->ctl);
+	return 0;
+}
+
+int blkring_vol_describe(struct blkring_dev *dev, blkring_vol_target_fn fn, void *arg)
+{
+	struct dm_volume *v = NULL;
+	int ret = dm_volume_of(dev, &v);
+
+	if (ret || !fn)
+		return ret ?: -EINVAL;
+	blkring__dm_lock();
+	ret = blkring__dm_table_describe(atomic_load(&v->live), fn, arg);
+	blkring__dm_unlock();
+	return ret;
+}
+
+/* ---- the table: spec ---- */
+
+/* Tables being opened on this thread, outermost first: a path already on
+ * it is a table that includes itself. */
+static _Thread_local const char *opening[MAX_NESTING];
+static _Thread_local unsigned nr_opening;
+
+/* A table in the looping one's directory goes by its relative name. */
+static const char *short_name(const char *path, const char *dir, size_t dir_len)
+{
+	return strncmp(path, dir, dir_len) ? path : path + dir_len;
+}
+
+static int check_nesting(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+	char chain[400];
+	size_t len = 0;
+	unsigned i;
+
+	for (i = 0; i < nr_opening && strcmp(opening[i], path); i++)
+		;
+	if (i == nr_opening && nr_opening < MAX_NESTING)
+		return 0;
+	if (i == nr_opening)
+		return blkring__error(-ELOOP, "table:%s: tables nest deeper than %u", path,
+		                      MAX_NESTING);
+	for (unsigned j = i; j < nr_opening && len < sizeof(chain); j++)
+		len += snprintf(chain + len, sizeof(chain) - len, "%s -> ",
+		                short_name(opening[j], path, dir_len));
+	return blkring__error(-ELOOP, "table:%s includes itself (%s%s)", path, chain,
+	                      short_name(path, path, dir_len));
+}
+
+static int read_table(const char *path, char **textp)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+	size_t len;
+	int ret = 0;
+
+	if (!f)
+		return blkring__error(-errno, "table:%s: cannot read: %s", path, strerror(errno));
+	text = malloc(MAX_TABLE_BYTES + 1);
+	if (!text) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	len = fread(text, 1, MAX_TABLE_BYTES + 1, f);
+	if (ferror(f))
+		ret = blkring__error(-EIO, "table:%s: read error", path);
+	else if (len > MAX_TABLE_BYTES)
+		ret =
+		    blkring__error(-EFBIG, "table:%s: larger than %u bytes", path, MAX_TABLE_BYTES);
+	fclose(f);
+	if (ret) {
+		free(text);
+		return ret;
+	}
+	text[len] = '\0';
+	*textp = text;
+	return 0;
+}
+
+static int table_open_path(const char *path, bool ro, unsigned poll, struct blkring_dev **devp)
+{
+	char *text = NULL, *dir = strdup(path), *slash;
+	int ret = dir ? read_table(path, &text) : -ENOMEM;
+
+	if (ret) {
+		free(dir);
+		return ret;
+	}
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	opening[nr_opening++] = path;
+	ret = dm_create(text, path, slash ? dir : NULL, ro, poll, devp);
+	nr_opening--;
+	free(text);
+	free(dir);
+	return ret;
+}
+
+static int table_open(struct blkring_spec *spec, struct blkring_dev **devp)
+{
+	unsigned poll = DM_POLL_COOKIE; /* what Linux does today */
+	bool ro = false;
+	int ret = blkring__spec_bool(spec, "ro", &ro) ?:
+		  blkring__spec_choice(spec, "poll", blkring__dm_poll_names, &poll) ?:
+		  blkring__spec_check_unused(spec, "ro, poll") ?: check_nesting(spec->path);
+
+	if (ret)
+		return ret;
+	return table_open_path(spec->path, ro, poll, devp);
+}
+
+const struct blkring_driver blkring__table_driver = {
+    .type = "table",
+    .takes_path = true,
+    .open = table_open,
+};

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Parse errors exit 2 naming the file, line and option; I/O errors exit 1
+# naming the errno and the offset; continue_on_error=all keeps going.
+B=${BLKRING:-build/blkring}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+# name, expected fragment of the message, then the bench arguments
+expect2() {
+	local name=$1 frag=$2 rc
+	shift 2
+	"$B" bench "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [[ $rc == 2 ]] && grep -qF -- "$frag" "$T/err"; then
+		pass "$name"
+	else
+		fail "$name" "exit $rc, stderr: $(head -c 300 "$T/err")"
+	fi
+}
+
+expect2 unknown_option "command line: unknown option 'bogus'" --name=a --filename=null: --bogus=1
+expect2 fio_only_option "'gtod_reduce' is a fio option blkring does not support" \
+	--name=a --filename=null: --gtod_reduce=1
+expect2 bad_value "option 'iodepth': '0' is out of range" --name=a --filename=null: --iodepth=0
+expect2 no_filename "job 'a' has no filename" --name=a
+expect2 no_jobs "no jobs" --filename=null:
+expect2 time_based "time_based needs a runtime" --name=a --filename=null: --time_based
+expect2 bad_spec "filename=null:bogus=1" --name=a --filename=null:bogus=1
+expect2 past_end "size=2097152 at offset=0 goes past the end" \
+	--name=a --filename=null:size=1M --size=2M
+expect2 offset_past_end "offset=1048576 is at or past the end" \
+	--name=a --filename=null:size=1M --offset=1M
+expect2 block_size "bs=512 is not a multiple of null:bs=4096" \
+	--name=a --filename=null:bs=4096 --bs=512
+expect2 output_format "'xml' is not one of normal, json" --output-format=xml --name=a
+
+printf '[global]\nfilename=null:\n\n[a]\nrw=randread\nbs=4q\n' >"$T/bad.fio"
+expect2 jobfile_line "$T/bad.fio:6: option 'bs': '4q' is not a size" "$T/bad.fio"
+printf '[a]\nfilename=null:\nzonemode=zbd\n' >"$T/bad.fio"
+expect2 jobfile_fio_only "$T/bad.fio:3: option 'zonemode' is a fio option" "$T/bad.fio"
+expect2 jobfile_missing "cannot open the job file" "$T/none.fio"
+
+# I/O errors: sectors 100-199 fail; the first read there stops the job.
+"$B" bench --name=bad --filename=null:badblocks=100-199,size=1M --rw=read >"$T/out" 2>"$T/err"
+rc=$?
+if [[ $rc == 1 ]] && grep -q "job 'bad': read error at offset 49152, buflen 4096 on .*EIO" "$T/err" &&
+	grep -q "^bad: (groupid=0, jobs=1): err= 5" "$T/out" && grep -q "total=12,0,0,0" "$T/out"; then
+	pass io_error_stops
+else
+	fail io_error_stops "exit $rc: $(head -c 300 "$T/err")"
+fi
+
+"$B" bench --output-format=json --name=bad --filename=null:badblocks=100-199,size=1M --rw=read \
+	--continue_on_error=all >"$T/out" 2>"$T/err"
+rc=$?
+if [[ $rc == 1 ]] && python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))['jobs'][0]
+# 100 bad sectors touch 13 blocks of 4 KiB: 96-103 ... 192-199
+assert j['error'] == 0 and j['total_err'] == 13 and j['first_error'] == 5, j
+assert j['read']['total_ios'] == 256 - 13, j['read']['total_ios']
+" "$T/out"; then
+	pass continue_on_error
+else
+	fail continue_on_error "exit $rc: $(head -c 300 "$T/err")"
+fi
+
+"$B" bench --name=ro --filename=null:ro=1,size=1M --rw=write >"$T/out" 2>"$T/err"
+rc=$?
+if [[ $rc == 1 ]] && grep -q "write error at offset 0.*EBADF" "$T/err"; then
+	pass read_only_device
+else
+	fail read_only_device "exit $rc: $(head -c 300 "$T/err")"
+fi

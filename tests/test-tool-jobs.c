@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Job definitions from job files and the command line: [global]
+ * inheritance, command-line overrides, comments, bare keys, stonewall
+ * groups, the recorded option text, and every error with its place.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "../tools/jobfile.h"
+#include "../tools/jobs.h"
+#include "test.h"
+
+static char path[64];
+
+/* Writes a job file; its path is in `path`. */
+static void job_file(const char *text)
+{
+	int fd;
+
+	strcpy(path, "/tmp/blkring-jobXXXXXX");
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+}
+
+static int parse(struct bench_cfg *cfg, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, cfg);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	return bench_cfg_parse(cfg, argc, argv);
+}
+
+static const char *given(const struct kvlist *l, const char *key)
+{
+	for (unsigned i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i].key, key))
+			return l->v[i].val;
+	return NULL;
+}
+
+static void fails(struct bench_cfg *cfg, int ret, const char *frag1, const char *frag2)
+{
+	const char *msg = blkring_last_error();
+
+	if (ret != -EINVAL && ret != -ENOENT)
+		TEST_FAIL("parse gave %d, expected an error (%s)", ret, msg);
+	if (!strstr(msg, frag1) || (frag2 && !strstr(msg, frag2)))
+		TEST_FAIL("message '%s' lacks '%s' or '%s'", msg, frag1, frag2 ? frag2 : "");
+	bench_cfg_free(cfg);
+}
+
+static void test_inheritance(void)
+{
+	struct bench_cfg cfg;
+
+	job_file("; a comment\n"
+	         "# another\n"
+	         "[global]\n"
+	         "filename=null:irqmode=none\n"
+	         "  bs = 8k   ; trailing comment\n"
+	         "iodepth=4 # and this\n"
+	         "time_based\n"
+	         "runtime=1\n"
+	         "\n"
+	         "[first]\n"
+	         "rw=randread\r\n"
+	         "[second]\n"
+	         "iodepth=16\n"
+	         "norandommap\n"
+	         "[global]\n"
+	         "bs=16k\n"
+	         "[third]\n");
+	CHECK_EQ(parse(&cfg, path, NULL), 0);
+	CHECK_EQ(cfg.nr_defs, 3);
+	CHECK(!strcmp(cfg.defs[0].o.name, "first"));
+	CHECK(!strcmp(cfg.defs[0].o.filename, "null:irqmode=none"));
+	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw].name, "randread"));
+	CHECK_EQ(cfg.defs[0].o.bs[DDIR_READ], 8192);
+	CHECK_EQ(cfg.defs[0].o.iodepth, 4);
+	CHECK(cfg.defs[0].o.time_based);
+	CHECK_EQ(cfg.defs[1].o.iodepth, 16);
+	CHECK(cfg.defs[1].o.norandommap);
+	CHECK(!cfg.defs[0].o.norandommap);
+	CHECK(!strcmp(rw_modes[cfg.defs[1].o.rw].name, "read"));
+	/* a later [global] applies to the sections below it only */
+	CHECK_EQ(cfg.defs[1].o.bs[DDIR_READ], 8192);
+	CHECK_EQ(cfg.defs[2].o.bs[DDIR_READ], 16384);
+	CHECK_EQ(cfg.defs[2].o.iodepth, 4);
+	/* the text as given, for "job options" and "global options" */
+	CHECK(!strcmp(given(&cfg.defs[1].given, "iodepth"), "16"));
+	CHECK(!strcmp(given(&cfg.defs[1].given, "norandommap"), "1"));
+	CHECK(given(&cfg.defs[1].given, "bs") == NULL);
+	CHECK(!strcmp(given(&cfg.global_given, "bs"), "16k"));
+	CHECK(!strcmp(given(&cfg.global_given, "iodepth"), "4"));
+	CHECK(strstr(cfg.defs[1].where, ":12"));
+	bench_cfg_free(&cfg);
+	unlink(path);
+}
+
+static void test_command_line_overrides(void)
+{
+	struct bench_cfg cfg;
+
+	job_file("[global]\nfilename=null:\nbs=8k\nclocksource=clock_gettime\n"
+	         "[a]\niodepth=4\nrw=write\n");
+	/* globals on the command line win over the file's, wherever they stand */
+	CHECK_EQ(parse(&cfg, "--iodepth=32", path, "--clocksource=cpu", "--bs=1k", NULL), 0);
+	CHECK_EQ(cfg.nr_defs, 1);
+	CHECK_EQ(cfg.defs[0].o.iodepth, 32);
+	CHECK_EQ(cfg.defs[0].o.bs[DDIR_WRITE], 1024);
+	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw].name, "write"));
+	CHECK_EQ(cfg.run.clocksource, 0);
+	CHECK(!strcmp(given(&cfg.global_given, "iodepth"), "32"));
+	bench_cfg_free(&cfg);
+	unlink(path);
+}
+
+static void test_command_line_jobs(void)
+{
+	struct bench_cfg cfg;
+
+	CHECK_EQ(parse(&cfg, "--filename=null:", "--iodepth=8", "--output-format=json", "--name=a",
+	               "--rw=randread", "--time_based", "--runtime=2", "--name=b", "--iodepth=2",
+	               "--numjobs=3", "--output=out.json", NULL),
+	         0);
+	CHECK_EQ(cfg.nr_defs, 2);
+	CHECK(!strcmp(cfg.defs[0].o.name, "a") && !strcmp(cfg.defs[1].o.name, "b"));
+	CHECK_EQ(cfg.defs[0].o.iodepth, 8);
+	CHECK(cfg.defs[0].o.time_based);
+	CHECK_EQ(cfg.defs[1].o.iodepth, 2);
+	CHECK(!cfg.defs[1].o.time_based);
+	CHECK_EQ(cfg.defs[1].o.numjobs, 3);
+	CHECK(!strcmp(cfg.defs[1].o.filename, "null:"));
+	CHECK_EQ(cfg.run.output_format, FORMAT_JSON);
+	CHECK(!strcmp(cfg.run.output, "out.json"));
+	CHECK(!strcmp(given(&cfg.defs[0].given, "name"), "a"));
+	CHECK(!strcmp(given(&cfg.defs[0].given, "time_based"), "1"));
+	CHECK(given(&cfg.defs[1].given, "output") == NULL);
+	CHECK(!strcmp(given(&cfg.global_given, "filename"), "null:"));
+	CHECK(given(&cfg.global_given, "output-format") == NULL);
+	CHECK(!strcmp(cfg.defs[0].where, "command line"));
+	bench_cfg_free(&cfg);
+}
+
+static void test_stonewall_groups(void)
+{
+	struct bench_cfg cfg;
+
+	job_file("[global]\nfilename=null:\n[a]\n[b]\nstonewall\n[c]\n[d]\nwait_for_previous=1\n"
+	         "[e]\nstonewall=0\n");
+	CHECK_EQ(parse(&cfg, "--name=first", "--stonewall", "--filename=null:", path, NULL), 0);
+	CHECK_EQ(cfg.nr_defs, 6);
+	/* the first job's stonewall opens no group: nothing ran before it */
+	CHECK_EQ(cfg.defs[0].groupid, 0);
+	CHECK_EQ(cfg.defs[1].groupid, 0);
+	CHECK_EQ(cfg.defs[2].groupid, 1);
+	CHECK_EQ(cfg.defs[3].groupid, 1);
+	CHECK_EQ(cfg.defs[4].groupid, 2);
+	CHECK_EQ(cfg.defs[5].groupid, 2);
+	CHECK_EQ(cfg.nr_groups, 3);
+	bench_cfg_free(&cfg);
+	unlink(path);
+}
+
+static void test_help_and_version(void)
+{
+	struct bench_cfg cfg;
+
+	/* no jobs needed, and nothing else is checked */
+	CHECK_EQ(parse(&cfg, "--help", NULL), 0);
+	CHECK(cfg.help);
+	bench_cfg_free(&cfg);
+	CHECK_EQ(parse(&cfg, "--bs=nonsense", "--version", NULL), 0);
+	CHECK(cfg.version);
+	bench_cfg_free(&cfg);
+}
+
+/* Every job file error names the file and the line. */
+static void test_file_errors(void)
+{
+	static const struct {
+		const char *text;
+		const char *line, *frag;
+	} cases[] = {
+	    {"bs=4k\n", ":1: 'bs=4k' comes before any section", "[global]"},
+	    {"[a]\nfilename=null:\n[b\n", ":3: expected a section header", NULL},
+	    {"[a]\n[ ]\n", ":2: the section has no name", NULL},
+	    {"[a]\n= 5\n", ":2: expected key=value, found no key", NULL},
+	    {"[a]\n\n\nbogus=1\n", ":4: unknown option 'bogus'", NULL},
+	    {"[global]\nbs=4x\n", ":2: option 'bs': '4x' is not a size", NULL},
+	    {"[a]\niodepth\n", ":2: option 'iodepth' needs a value", NULL},
+	    {"[a]\nthinktime=1\n",
+	     ":2: option 'thinktime' is a fio option blkring does not support", NULL},
+	    {"[a]\noutput=x\n", ":2: option 'output' is taken on the command line only", NULL},
+	    {"[a]\nclocksource=cpu\n", ":2: option 'clocksource' applies to the whole run", NULL},
+	    {"[global]\nfilename=null:\n[a]\ntime_based\n",
+	     ":3: job 'a': time_based needs a runtime", NULL},
+	    {"[a]\nrw=read\n", ":1: job 'a' has no filename", "--filename=null:"},
+	    {"[a]\nfilename=null:\niodepth_batch_complete_min=8\niodepth_batch_complete_max=4\n",
+	     ":1: job 'a': iodepth_batch_complete_min (8) is above iodepth_batch_complete_max (4)",
+	     NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bench_cfg cfg;
+		char want[128];
+
+		job_file(cases[i].text);
+		snprintf(want, sizeof(want), "%s%s", path, cases[i].line);
+		fails(&cfg, parse(&cfg, path, NULL), want, cases[i].frag);
+		unlink(path);
+	}
+}
+
+static void test_command_line_errors(void)
+{
+	struct bench_cfg cfg;
+
+	fails(&cfg, parse(&cfg, "--name=a", "--filename=null:", "--bs=1q", NULL),
+	      "command line: option 'bs': '1q' is not a size", NULL);
+	fails(&cfg, parse(&cfg, "--nosuch=1", NULL), "command line: unknown option 'nosuch'", NULL);
+	fails(&cfg, parse(&cfg, "--name=a", "--filename=null:", "--zonemode=zbd", NULL),
+	      "'zonemode' is a fio option blkring does not support", NULL);
+	fails(&cfg, parse(&cfg, "-x", NULL), "command line: unknown flag '-x'", NULL);
+	fails(&cfg, parse(&cfg, "--=3", NULL), "'--=3' has no option name", NULL);
+	fails(&cfg, parse(&cfg, "--output-format=xml", "--name=a", NULL),
+	      "option 'output-format': 'xml' is not one of normal, json", NULL);
+	fails(&cfg, parse(&cfg, "--filename=null:", NULL), "no jobs", "--name=NAME");
+	fails(&cfg, parse(&cfg, "--name=a", "--runtime=1", "--time_based", NULL),
+	      "command line: job 'a' has no filename", NULL);
+	fails(&cfg, parse(&cfg, "/nonexistent/job.fio", NULL),
+	      "/nonexistent/job.fio: cannot open the job file", "No such file");
+}
+
+static int count_keys(void *ctx, const char *section, const char *key, const char *val,
+                      const char *where)
+{
+	unsigned *n = ctx;
+
+	(void)section;
+	(void)val;
+	(void)where;
+	if (key)
+		(*n)++;
+	return 0;
+}
+
+static void test_jobfile_text(void)
+{
+	char text[] = "[s]\na=1\nb = 2 ;x\nc\n#d=4\n  ;e=5\nf=a#b\n";
+	unsigned n = 0;
+
+	CHECK_EQ(jobfile_parse_text("t", text, count_keys, &n), 0);
+	CHECK_EQ(n, 4);
+}
+
+static const struct test_case cases[] = {
+    {"inheritance", test_inheritance, 0},
+    {"command_line_overrides", test_command_line_overrides, 0},
+    {"command_line_jobs", test_command_line_jobs, 0},
+    {"stonewall_groups", test_stonewall_groups, 0},
+    {"help_and_version", test_help_and_version, 0},
+    {"file_errors", test_file_errors, 0},
+    {"command_line_errors", test_command_line_errors, 0},
+    {"jobfile_text", test_jobfile_text, 0},
+    {NULL, NULL, 0},
+};
+
+int main(int argc, char **argv)
+{
+	return test_main(cases, argc, argv);
+}

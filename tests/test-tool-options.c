@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/* The bench's option table: defaults, every value parser, every error text. */
+#include <errno.h>
+#include <unistd.h>
+
+#include "../tools/clock.h"
+#include "../tools/options.h"
+#include "test.h"
+
+static struct job_opts o;
+static struct run_opts r;
+
+static void set_ok(const char *name, const char *val)
+{
+	int ret = opt_set(&o, &r, name, val, "here", true, false);
+
+	if (ret)
+		TEST_FAIL("%s=%s: %d (%s)", name, val ? val : "(bare)", ret, blkring_last_error());
+}
+
+/* Expects -EINVAL and the fragments in the message, which starts at the place. */
+static void set_fails(const char *name, const char *val, bool cmdline, bool in_job,
+                      const char *frag1, const char *frag2)
+{
+	int ret = opt_set(&o, &r, name, val, "job.fio:7", cmdline, in_job);
+	const char *msg = blkring_last_error();
+
+	if (ret != -EINVAL)
+		TEST_FAIL("%s=%s: %d, expected -EINVAL", name, val ? val : "(bare)", ret);
+	if (strncmp(msg, "job.fio:7: ", 11) || !strstr(msg, frag1) ||
+	    (frag2 && !strstr(msg, frag2)))
+		TEST_FAIL("%s=%s: message '%s' lacks the place, '%s' or '%s'", name,
+		          val ? val : "(bare)", msg, frag1, frag2 ? frag2 : "");
+}
+
+static void test_defaults(void)
+{
+	opts_defaults(&o, &r);
+	CHECK_EQ(o.ioengine, ENGINE_BLKRING);
+	CHECK(!strcmp(rw_modes[o.rw].name, "read"));
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
+		CHECK_EQ(o.bs[d], 4096);
+	CHECK_EQ(o.iodepth, 1);
+	CHECK_EQ(o.iodepth_batch_submit, 1);
+	CHECK_EQ(o.iodepth_batch_complete_min, 1);
+	CHECK_EQ(o.iodepth_batch_complete_max, 0);
+	CHECK_EQ(o.numjobs, 1);
+	CHECK(o.randrepeat);
+	CHECK_EQ(o.randseed, 0xb1899bed);
+	CHECK_EQ(o.rwmixread, 50);
+	CHECK(!o.direct && !o.time_based && !o.norandommap && !o.stonewall);
+	CHECK_EQ(o.continue_on_error, 0);
+	CHECK_EQ(o.percentile_list.nr, 17);
+	CHECK(o.percentile_list.p[0] == 1.0 && o.percentile_list.p[16] == 99.99);
+	CHECK_EQ(r.output_format, FORMAT_NORMAL);
+	CHECK_EQ(r.clocksource, CLOCK_SRC_CPU);
+	CHECK_EQ(CPU_COUNT(&o.cpus_allowed), 0);
+	for (unsigned i = 0; i < bench_nr_opts; i++)
+		CHECK_EQ(o.set[i], 0);
+}
+
+static void test_sizes(void)
+{
+	static const struct {
+		const char *text;
+		uint64_t bytes;
+	} ok[] = {
+	    {"4096", 4096},     {"4k", 4096},     {"4K", 4096},       {"4KiB", 4096},
+	    {"4kb", 4096},      {"1m", 1 << 20},  {"2g", 2ULL << 30}, {"1t", 1ULL << 40},
+	    {"1p", 1ULL << 50}, {"0x1000", 4096}, {"512b", 512},
+	};
+
+	opts_defaults(&o, &r);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		set_ok("size", ok[i].text);
+		if (o.size.bytes != ok[i].bytes || o.size.pct)
+			TEST_FAIL("size=%s gave %llu", ok[i].text,
+			          (unsigned long long)o.size.bytes);
+	}
+	set_ok("size", "50%");
+	CHECK_EQ(o.size.pct, 50);
+	set_ok("offset", "100%");
+	CHECK_EQ(o.offset.pct, 100);
+	set_fails("size", "4q", true, true, "option 'size'", "'4q' is not a size");
+	set_fails("size", "k", true, true, "'k' is not a size", NULL);
+	set_fails("size", "-1", true, true, "'-1' is not a size", NULL);
+	set_fails("size", "0", true, true, "'0' is out of range", NULL);
+	set_fails("size", "0%", true, true, "'0%' is not a percentage", NULL);
+	set_fails("size", "101%", true, true, "'101%' is not a percentage", NULL);
+	set_fails("size", "99999999999t", true, true, "is not a size", NULL);
+	set_fails("bs", "0", true, true, "option 'bs'", "'0' is out of range");
+	set_fails("bs", "4k,8k,16k,32k", true, true, "more than 3 sizes", NULL);
+}
+
+static void test_bs_per_direction(void)
+{
+	opts_defaults(&o, &r);
+	set_ok("bs", "8k");
+	CHECK(o.bs[DDIR_READ] == 8192 && o.bs[DDIR_WRITE] == 8192 && o.bs[DDIR_TRIM] == 8192);
+	/* fio: a direction without a value takes the last one given */
+	set_ok("bs", "4k,16k");
+	CHECK(o.bs[DDIR_READ] == 4096 && o.bs[DDIR_WRITE] == 16384 && o.bs[DDIR_TRIM] == 16384);
+	set_ok("blocksize", "1k,2k,3k");
+	CHECK(o.bs[DDIR_READ] == 1024 && o.bs[DDIR_WRITE] == 2048 && o.bs[DDIR_TRIM] == 3072);
+	CHECK(opt_is_set(&o, "bs"));
+}
+
+static void test_times(void)
+{
+	static const struct {
+		const char *text;
+		uint64_t us;
+	} ok[] = {
+	    {"10", 10000000ULL},    {"10s", 10000000ULL}, {"500ms", 500000ULL},
+	    {"250us", 250ULL},      {"2m", 120000000ULL}, {"1h", 3600000000ULL},
+	    {"1d", 86400000000ULL}, {"3sec", 3000000ULL}, {"0", 0},
+	};
+
+	opts_defaults(&o, &r);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		set_ok("runtime", ok[i].text);
+		if (o.runtime_us != ok[i].us)
+			TEST_FAIL("runtime=%s gave %llu us", ok[i].text,
+			          (unsigned long long)o.runtime_us);
+	}
+	set_ok("timeout", "5");
+	CHECK_EQ(o.runtime_us, 5000000);
+	set_ok("ramp_time", "100ms");
+	CHECK_EQ(o.ramp_time_us, 100000);
+	set_fails("runtime", "10x", true, true, "option 'runtime'", "'10x' is not a time");
+	set_fails("ramp_time", "1.5", true, true, "'1.5' is not a time", NULL);
+}
+
+static void test_bools_and_numbers(void)
+{
+	opts_defaults(&o, &r);
+	set_ok("time_based", NULL);
+	CHECK(o.time_based);
+	set_ok("time_based", "0");
+	CHECK(!o.time_based);
+	set_ok("norandommap", "1");
+	CHECK(o.norandommap);
+	set_ok("iodepth", "128");
+	CHECK_EQ(o.iodepth, 128);
+	set_ok("iodepth_batch", "16");
+	CHECK_EQ(o.iodepth_batch_submit, 16);
+	set_ok("iodepth_batch_complete", "4");
+	CHECK_EQ(o.iodepth_batch_complete_min, 4);
+	set_ok("randseed", "0x1234");
+	CHECK_EQ(o.randseed, 0x1234);
+	set_ok("rwmixwrite", "30");
+	CHECK_EQ(o.rwmixread, 70);
+	set_ok("wait_for_previous", NULL);
+	CHECK(o.stonewall);
+	set_fails("time_based", "yes", true, true, "option 'time_based'", "'yes' is not 0 or 1");
+	set_fails("iodepth", "0", true, true, "option 'iodepth'", "'0' is out of range (1 to");
+	set_fails("iodepth", "4k", true, true, "'4k' is not a whole number", NULL);
+	set_fails("rwmixread", "101", true, true, "'101' is out of range (0 to 100)", NULL);
+	set_fails("numjobs", "", true, true, "'' is not a whole number", NULL);
+	set_fails("iodepth", NULL, true, true, "option 'iodepth' needs a value", "iodepth=N");
+}
+
+static void test_choices(void)
+{
+	opts_defaults(&o, &r);
+	set_ok("rw", "randrw");
+	CHECK(rw_modes[o.rw].random && rw_modes[o.rw].ddirs == 3);
+	set_ok("readwrite", "readwrite");
+	CHECK(!rw_modes[o.rw].random && rw_modes[o.rw].ddirs == 3);
+	set_ok("rw", "randwrite");
+	CHECK(rw_modes[o.rw].random && rw_modes[o.rw].ddirs == 1U << DDIR_WRITE);
+	set_ok("ioengine", "sync");
+	CHECK_EQ(o.ioengine, ENGINE_SYNC);
+	set_fails("rw", "trimwrite", true, true, "option 'rw'",
+	          "'trimwrite' is not one of read, write, randread");
+	set_fails("ioengine", "libaio", true, true, "'libaio' is not one of blkring, sync", NULL);
+	set_ok("output-format", "json");
+	CHECK_EQ(r.output_format, FORMAT_JSON);
+	set_fails("output-format", "terse", true, false, "'terse' is not one of normal, json",
+	          NULL);
+	set_ok("clocksource", "clock_gettime");
+	CHECK_EQ(r.clocksource, CLOCK_SRC_GETTIME);
+	set_fails("clocksource", "gettimeofday", true, false, "is not one of cpu, clock_gettime",
+	          NULL);
+}
+
+static void test_continue_on_error(void)
+{
+	static const struct {
+		const char *text;
+		unsigned mask;
+	} ok[] = {
+	    {"none", 0},
+	    {"0", 0},
+	    {"read", COE_READ},
+	    {"write", COE_WRITE},
+	    {"io", COE_READ | COE_WRITE},
+	    {"verify", COE_VERIFY},
+	    {"all", COE_READ | COE_WRITE | COE_VERIFY},
+	    {"1", COE_READ | COE_WRITE | COE_VERIFY},
+	};
+
+	opts_defaults(&o, &r);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		set_ok("continue_on_error", ok[i].text);
+		CHECK_EQ(o.continue_on_error, ok[i].mask);
+	}
+	set_fails("continue_on_error", "some", true, true, "'some' is not one of none, read", NULL);
+}
+
+static void test_percentiles(void)
+{
+	opts_defaults(&o, &r);
+	set_ok("percentile_list", "99.9:50:1");
+	CHECK_EQ(o.percentile_list.nr, 3);
+	CHECK(o.percentile_list.p[0] == 1.0 && o.percentile_list.p[1] == 50.0 &&
+	      o.percentile_list.p[2] == 99.9);
+	set_ok("percentile_list", "100");
+	CHECK_EQ(o.percentile_list.nr, 1);
+	set_fails("percentile_list", "0:50", true, true, "is not a list of percentiles", NULL);
+	set_fails("percentile_list", "50:100.5", true, true, "is not a list of percentiles", NULL);
+	set_fails("percentile_list", "50,60", true, true, "is not a list of percentiles", NULL);
+	set_fails("percentile_list", "1:2:3:4:5:6:7:8:9:10:11:12:13:14:15:16:17:18:19:20:21", true,
+	          true, "more than 20 percentiles", NULL);
+	/* a failed parse leaves the previous list */
+	CHECK_EQ(o.percentile_list.nr, 1);
+}
+
+static void test_cpus(void)
+{
+	long nr = sysconf(_SC_NPROCESSORS_CONF);
+	char text[32];
+
+	opts_defaults(&o, &r);
+	set_ok("cpus_allowed", "0");
+	CHECK(CPU_ISSET(0, &o.cpus_allowed) && CPU_COUNT(&o.cpus_allowed) == 1);
+	snprintf(text, sizeof(text), "0-%ld", nr - 1);
+	set_ok("cpus_allowed", text);
+	CHECK_EQ(CPU_COUNT(&o.cpus_allowed), nr);
+	snprintf(text, sizeof(text), "0,%ld", nr);
+	set_fails("cpus_allowed", text, true, true, "does not exist", NULL);
+	set_fails("cpus_allowed", "1-0", true, true, "is not a CPU list", NULL);
+	set_fails("cpus_allowed", "a", true, true, "is not a CPU list", NULL);
+}
+
+static void test_strings(void)
+{
+	char long_name[BENCH_NAME_MAX + 8];
+
+	opts_defaults(&o, &r);
+	set_ok("filename", "null:irqmode=none");
+	CHECK(!strcmp(o.filename, "null:irqmode=none"));
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	set_fails("name", long_name, true, true, "longer than 255 characters", NULL);
+	set_fails("filename", "", true, true, "the value is empty", NULL);
+}
+
+static void test_places(void)
+{
+	opts_defaults(&o, &r);
+	set_fails("bogus", "1", true, true, "unknown option 'bogus'", "blkring bench --help");
+	set_fails("verify_pattern", "0xff", true, true,
+	          "option 'verify_pattern' is a fio option blkring does not support", NULL);
+	set_fails("gtod_reduce", NULL, false, true, "a fio option blkring does not support", NULL);
+	set_fails("output", "x.txt", false, false, "'output' is taken on the command line only",
+	          NULL);
+	set_fails("output-format", "json", false, false, "on the command line only", NULL);
+	set_fails("clocksource", "cpu", false, true, "'clocksource' applies to the whole run",
+	          "[global]");
+	/* whole-run options are fine in [global] */
+	CHECK_EQ(opt_set(&o, &r, "clocksource", "cpu", "f:1", false, false), 0);
+}
+
+static void test_set_marks(void)
+{
+	opts_defaults(&o, &r);
+	CHECK(!opt_is_set(&o, "direct"));
+	set_ok("direct", "1");
+	CHECK(opt_is_set(&o, "direct"));
+	CHECK(!opt_is_set(&o, "randseed"));
+	CHECK(!opt_is_set(&o, "no_such_option"));
+}
+
+static void test_help(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	unsigned lines = 0;
+
+	CHECK(f);
+	opts_help(f);
+	fclose(f);
+	/* one line per option, each naming it and saying what it does */
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		const struct bench_opt *opt = &bench_opts[lines++];
+		char want[64];
+
+		snprintf(want, sizeof(want), "  --%s=", opt->name);
+		if (strncmp(line, want, strlen(want)) || !strstr(line, opt->help))
+			TEST_FAIL("help line '%s' is not about %s", line, opt->name);
+	}
+	CHECK_EQ(lines, bench_nr_opts);
+	free(buf);
+}
+
+static const struct test_case cases[] = {
+    {"defaults", test_defaults, 0},
+    {"sizes", test_sizes, 0},
+    {"bs_per_direction", test_bs_per_direction, 0},
+    {"times", test_times, 0},
+    {"bools_and_numbers", test_bools_and_numbers, 0},
+    {"choices", test_choices, 0},
+    {"continue_on_error", test_continue_on_error, 0},
+    {"percentiles", test_percentiles, 0},
+    {"cpus", test_cpus, 0},
+    {"strings", test_strings, 0},
+    {"places", test_places, 0},
+    {"set_marks", test_set_marks, 0},
+    {"help", test_help, 0},
+    {NULL, NULL, 0},
+};
+
+int main(int argc, char **argv)
+{
+	return test_main(cases, argc, argv);
+}
