@@ -60,6 +60,12 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io)
 	case DDIR_WRITE:
 		blkring_prep_write(sqe, 0, io->buf, io->len, io->offset);
 		break;
+	case DDIR_TRIM:
+		blkring_prep_cmd_discard(sqe, 0, io->offset, io->len);
+		break;
+	case DDIR_ZERO:
+		blkring_prep_cmd_write_zeroes(sqe, 0, io->offset, io->len, io->zero_flags);
+		break;
 	default:
 		blkring_prep_fsync(sqe, 0, 0);
 		break;

@@ -24,7 +24,9 @@ struct io_unit {
 	uint64_t issue_ns; /* submitted */
 	uint64_t offset;
 	uint32_t len;
-	uint8_t ddir; /* DDIR_* or DDIR_SYNC */
+	uint8_t ddir;       /* DDIR_* or DDIR_SYNC */
+	uint8_t zero_flags; /* BLKRING_ZERO_* of a DDIR_ZERO unit */
+	bool failed;        /* its last end was short or an error (set by the slow path) */
 	void *buf;
 };
 
@@ -64,6 +66,7 @@ struct job {
 	unsigned writes_since_sync;
 	bool sync_due;
 	void *engine_data;
+	struct verify *verify; /* verify=crc32c: the wrapped engine and what was written */
 	void *bufs;
 
 	uint64_t now_ns; /* the last completion stamp an engine took */
@@ -119,6 +122,13 @@ static inline void job_account(struct job *j, struct io_unit *io, int res, uint6
 
 /* Brings the counts (ios, bytes, clat and lat N) up to date. */
 void job_count(struct job *j);
+
+/*
+ * Runs a second phase of the job's I/O with another planner and
+ * directions (fio's verify phase): no runtime limit, bandwidth samples of
+ * its own; a stop request still ends it.  Returns how long it ran.
+ */
+uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs);
 
 /* Sets up a job in its thread, runs it to the end, and tears it down. */
 void job_main(struct job *j);

@@ -19,12 +19,17 @@
 #define BENCH_NAME_MAX 256
 #define BENCH_PATH_MAX 1024
 
-/* Data directions, in fio's order (its JSON has read, write, trim). */
-enum { DDIR_READ, DDIR_WRITE, DDIR_TRIM, BENCH_DDIR_NR };
+/*
+ * Data directions, in fio's order (its JSON has read, write, trim), then
+ * blkring's write zeroes, reported as "zero" with the fields of fio's trim.
+ */
+enum { DDIR_READ, DDIR_WRITE, DDIR_TRIM, DDIR_ZERO, BENCH_DDIR_NR };
 /* An I/O that is not data: a flush from fsync=N. */
 #define DDIR_SYNC BENCH_DDIR_NR
+/* Directions fio has: bs=R,W,T takes a size for each. */
+#define FIO_DDIR_NR DDIR_ZERO
 
-extern const char *const ddir_names[BENCH_DDIR_NR]; /* "read", "write", "trim" */
+extern const char *const ddir_names[BENCH_DDIR_NR]; /* "read", "write", "trim", "zero" */
 
 /* rw= values. */
 struct rw_mode {
@@ -35,6 +40,7 @@ struct rw_mode {
 extern const struct rw_mode rw_modes[];
 
 enum { ENGINE_BLKRING, ENGINE_SYNC };
+enum { VERIFY_NONE, VERIFY_CRC32C };
 enum { FORMAT_NORMAL, FORMAT_JSON };
 
 /* continue_on_error: what kinds of error a job keeps going after. */
@@ -82,6 +88,9 @@ struct job_opts {
 	bool lat_percentiles;
 	unsigned continue_on_error; /* COE_* */
 	bool stonewall;
+	unsigned zero_flags; /* BLKRING_ZERO_* of rw=zero|randzero */
+	unsigned verify;     /* VERIFY_* */
+	bool do_verify;
 	uint8_t set[BENCH_MAX_OPTS]; /* given explicitly, by table index */
 };
 
