@@ -122,7 +122,6 @@ static void job_start_measuring(struct job *j, uint64_t now)
 	memset(j->sample_ios, 0, sizeof(j->sample_ios));
 	job_reset_budget(j);
 	getrusage(RUSAGE_THREAD, &j->ru_start);
-	atomic_store_explicit(&j->ramp_done, true, memory_order_relaxed);
 }
 
 static void job_sample(struct job *j, uint64_t now)
@@ -301,7 +300,6 @@ static void job_loop(struct job *j)
 	if (j->o->ramp_time_us) {
 		j->ramping = true;
 		j->ramp_end_ns = now + j->o->ramp_time_us * 1000;
-		atomic_store_explicit(&j->ramp_done, false, memory_order_relaxed);
 	}
 	now = job_run_io(j, now);
 	j->st->runtime_ns = since(now, j->start_ns);

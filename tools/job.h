@@ -83,7 +83,6 @@ struct job {
 	/* Read by the main thread while the job runs. */
 	_Atomic uint64_t prog_ios[BENCH_DDIR_NR];
 	_Atomic uint64_t prog_bytes;
-	_Atomic bool ramp_done;
 	_Atomic bool finished;
 };
 

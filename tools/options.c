@@ -54,7 +54,7 @@ static int mul_overflows(uint64_t a, uint64_t b, uint64_t *out)
 }
 
 /* fio's sizes: k, m, g, t, p are powers of 1024, with optional i and b. */
-int parse_size(const char *s, uint64_t *out)
+static int parse_size(const char *s, uint64_t *out)
 {
 	static const char units[] = "kmgtp";
 	uint64_t v, mult = 1;

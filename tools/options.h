@@ -146,7 +146,4 @@ bool opt_is_set(const struct job_opts *o, const char *name);
 /* One line per option. */
 void opts_help(FILE *f);
 
-/* Shared value parsers, for other commands' flags. */
-int parse_size(const char *s, uint64_t *out);
-
 #endif
