@@ -51,6 +51,17 @@ static int ring_init(struct job *j)
 	return 0;
 }
 
+/* Discard and write zeroes commands, and fsync's flushes. */
+static __attribute__((noinline)) void ring_prep_other(struct blkring_sqe *sqe, struct io_unit *io)
+{
+	if (io->ddir == DDIR_TRIM)
+		blkring_prep_cmd_discard(sqe, 0, io->offset, io->len);
+	else if (io->ddir == DDIR_ZERO)
+		blkring_prep_cmd_write_zeroes(sqe, 0, io->offset, io->len, io->zero_flags);
+	else
+		blkring_prep_fsync(sqe, 0, 0);
+}
+
 static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io)
 {
 	switch (io->ddir) {
@@ -60,14 +71,8 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io)
 	case DDIR_WRITE:
 		blkring_prep_write(sqe, 0, io->buf, io->len, io->offset);
 		break;
-	case DDIR_TRIM:
-		blkring_prep_cmd_discard(sqe, 0, io->offset, io->len);
-		break;
-	case DDIR_ZERO:
-		blkring_prep_cmd_write_zeroes(sqe, 0, io->offset, io->len, io->zero_flags);
-		break;
 	default:
-		blkring_prep_fsync(sqe, 0, 0);
+		ring_prep_other(sqe, io);
 		break;
 	}
 	blkring_sqe_set_data(sqe, io);
