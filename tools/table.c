@@ -166,7 +166,7 @@ static void print_json(json_object *o)
 
 /*
  * A load error as JSON: the message, and the file and line it starts with
- * ("FILE:N: ..."; the file is a nested table's when the error is in one).
+ * ("FILE:N: ..."; an error in a nested table names the outer line first).
  */
 static void check_json_error(const char *file, const char *msg)
 {
