@@ -91,6 +91,22 @@ expect_error bad_number '0 1x zero\n' "1: length '1x': expected a number of sect
 expect_error stripe_chunk '0 64 striped 2 4 null: 0 null: 0\n' \
 	"1: striped: argument 2 '4': chunk must be at least 8 sectors (one page)"
 
+# An error inside a nested table: the outer line first, then the nested FILE:N.
+printf '0 10 zero\n5 10 zero\n' >"$T/sub/inner.table"
+printf '# outer\n0 8 linear table:inner.table 0\n' >"$T/sub/nest.table"
+"$B" table check "$T/sub/nest.table" --output-format=json >"$T/out" 2>"$T/err"
+rc=$?
+if [[ $rc == 2 ]] && grep -qF "$T/sub/nest.table:2: linear: argument 1 'table:inner.table': device does not open: $T/sub/inner.table:2: start 5 overlaps" "$T/err" &&
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d['file'], d['line'], d['valid']) == ('$T/sub/nest.table', 2, False), d
+" "$T/out"; then
+	pass nested_error
+else
+	fail nested_error "exit $rc: $(head -c 300 "$T/err")"
+fi
+
 "$B" table check "$T/missing.table" >"$T/out" 2>"$T/err"
 rc=$?
 if [[ $rc == 2 ]] && grep -qF "table:$T/missing.table: cannot read: No such file or directory" "$T/err"; then
