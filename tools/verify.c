@@ -226,7 +226,7 @@ static uint64_t next_written(const struct verify *v, uint64_t b)
 }
 
 /* Every block written, once, in offset order (fio's verify_sort). */
-static unsigned plan_verify(struct job *j, struct io_unit **ios, unsigned n, uint64_t now)
+static unsigned plan_verify(struct job *j, struct io_unit **ios, unsigned n)
 {
 	struct verify *v = j->verify;
 	uint32_t bs = j->bs[DDIR_WRITE];
@@ -243,7 +243,6 @@ static unsigned plan_verify(struct job *j, struct io_unit **ios, unsigned n, uin
 		io->ddir = DDIR_READ;
 		io->len = bs;
 		io->offset = j->region_start + b * bs;
-		io->start_ns = now;
 		ios[i] = io;
 	}
 	return i;
