@@ -5,7 +5,9 @@
  * are reaped straight from the CQ with one clock stamp per batch.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine.h"
 #include "job.h"
@@ -13,6 +15,9 @@
 struct ring_engine {
 	struct blkring ring;
 	bool registered;
+	/* The read or write every SQ slot holds but for three fields (-1: none). */
+	int shape_op;
+	unsigned shape_len;
 };
 
 static void ring_exit(struct job *j)
@@ -26,6 +31,42 @@ static void ring_exit(struct job *j)
 	blkring_queue_exit(&e->ring);
 	free(e);
 	j->engine_data = NULL;
+}
+
+/* The ring's setup flags from the job's hipri, sqthread_poll, tw_* and taskrun. */
+static void ring_params(const struct job *j, struct blkring_params *p)
+{
+	const struct job_opts *o = j->o;
+
+	memset(p, 0, sizeof(*p));
+	if (o->hipri)
+		p->flags |= BLKRING_SETUP_IOPOLL;
+	if (o->sqthread_poll)
+		p->flags |= BLKRING_SETUP_SQPOLL;
+	if (o->sqthread_poll && opt_is_set(o, "sqthread_poll_cpu")) {
+		p->flags |= BLKRING_SETUP_SQ_AFF;
+		p->sq_thread_cpu = o->sqthread_poll_cpu;
+	}
+	if (o->tw_prio)
+		p->flags |= BLKRING_SETUP_TW_PRIO;
+	if (o->tw_issue)
+		p->flags |= BLKRING_SETUP_TW_ISSUE;
+	if (o->taskrun == TASKRUN_DEFER)
+		p->flags |= BLKRING_SETUP_DEFER_TASKRUN;
+}
+
+/* Bad setup options (sqthread_poll_cpu, taskrun with sqthread_poll) come
+ * back as -EINVAL with the ring's text saying which. */
+static void ring_setup_failed(struct job *j, int err)
+{
+	char what[512];
+
+	if (err != -EINVAL) {
+		job_fail(j, err, "setting up the ring");
+		return;
+	}
+	snprintf(what, sizeof(what), "setting up the ring: %s", blkring_last_error());
+	job_fail(j, err, what);
 }
 
 /* fixedbufs: every unit's buffer lies in one registered buffer, index 0. */
@@ -42,16 +83,19 @@ static int ring_register_buffers(struct job *j, struct ring_engine *e)
 static int ring_init(struct job *j)
 {
 	struct ring_engine *e = calloc(1, sizeof(*e));
+	struct blkring_params p;
 	int ret;
 
 	if (!e)
 		return -ENOMEM;
-	ret = blkring_queue_init(j->depth, &e->ring, j->o->hipri ? BLKRING_SETUP_IOPOLL : 0);
+	ring_params(j, &p);
+	ret = blkring_queue_init_params(j->depth, &e->ring, &p);
 	if (ret) {
 		free(e);
-		job_fail(j, ret, "setting up the ring");
+		ring_setup_failed(j, ret);
 		return ret;
 	}
+	e->shape_op = -1;
 	j->engine_data = e;
 	ret = blkring_register_devices(&e->ring, &j->dev, 1);
 	if (ret) {
@@ -60,6 +104,17 @@ static int ring_init(struct job *j)
 	}
 	e->registered = true;
 	return j->o->fixedbufs ? ring_register_buffers(j, e) : 0;
+}
+
+/* Discard and write zeroes commands, and fsync's flushes. */
+static __attribute__((noinline)) void ring_prep_other(struct blkring_sqe *sqe, struct io_unit *io)
+{
+	if (io->ddir == DDIR_TRIM)
+		blkring_prep_cmd_discard(sqe, 0, io->offset, io->len);
+	else if (io->ddir == DDIR_ZERO)
+		blkring_prep_cmd_write_zeroes(sqe, 0, io->offset, io->len, io->zero_flags);
+	else
+		blkring_prep_fsync(sqe, 0, 0);
 }
 
 static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, bool fixed)
@@ -78,10 +133,64 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, bool fixed)
 			blkring_prep_write(sqe, 0, io->buf, io->len, io->offset);
 		break;
 	default:
-		blkring_prep_fsync(sqe, 0, 0);
+		ring_prep_other(sqe, io);
 		break;
 	}
 	blkring_sqe_set_data(sqe, io);
+}
+
+/*
+ * The SQEs of a one-direction job's reads or writes differ only in offset,
+ * buffer and unit.  As fio's io_uring engine writes only the fields that
+ * change into the SQEs it owns, this engine writes the job's SQE into every
+ * slot of the SQ once, then only those three fields: the ring only reads
+ * SQEs, so the rest stays as written.  Any other SQE voids the shape.
+ */
+static void ring_shape(struct ring_engine *e, int op, unsigned len)
+{
+	struct blkring_sq *sq = &e->ring.sq;
+
+	if (e->shape_op == op && e->shape_len == len)
+		return;
+	for (unsigned i = 0; i < sq->ring_entries; i++)
+		blkring_prep_rw(op, &sq->sqes[i], 0, NULL, len, 0);
+	e->shape_op = op;
+	e->shape_len = len;
+}
+
+/* n SQEs in a row of the SQ array, which holds the job's shape. */
+static void ring_fill_rw(struct blkring_sqe *sqe, struct io_unit **ios, unsigned n,
+                         struct io_batch *b)
+{
+	for (unsigned i = 0; i < n; i++, sqe++) {
+		struct io_unit *io = ios[i];
+
+		io->batch = b;
+		sqe->off = io->offset;
+		sqe->addr = (uint64_t)(uintptr_t)io->buf;
+		blkring_sqe_set_data(sqe, io);
+	}
+}
+
+static void ring_prep_rw_batch(struct ring_engine *e, uint32_t tail, struct io_unit **ios,
+                               unsigned n, int op, unsigned len, struct io_batch *b)
+{
+	struct blkring_sq *sq = &e->ring.sq;
+	uint32_t first = tail & sq->ring_mask;
+	unsigned run = sq->ring_entries - first < n ? sq->ring_entries - first : n;
+
+	ring_shape(e, op, len);
+	ring_fill_rw(&sq->sqes[first], ios, run, b);
+	ring_fill_rw(sq->sqes, ios + run, n - run, b);
+}
+
+/* The opcode of a one-direction job's reads or writes; with fixedbufs the
+ * shape's zeroed buf_index names the one registered buffer. */
+static int ring_rw_op(bool write, bool fixed)
+{
+	if (fixed)
+		return write ? BLKRING_OP_WRITE_FIXED : BLKRING_OP_READ_FIXED;
+	return write ? BLKRING_OP_WRITE : BLKRING_OP_READ;
 }
 
 /*
@@ -91,17 +200,26 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, bool fixed)
  */
 static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 {
-	struct blkring *ring = &((struct ring_engine *)j->engine_data)->ring;
-	struct blkring_sq *sq = &ring->sq;
+	struct ring_engine *e = j->engine_data;
+	struct blkring_sq *sq = &e->ring.sq;
+	struct io_batch *b = j->issuing;
 	uint32_t tail = sq->sqe_tail;
 	int ret;
 
 	bool fixed = j->o->fixedbufs;
 
-	for (unsigned i = 0; i < n; i++)
-		ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i], fixed);
+	if (j->single && (j->ddir == DDIR_READ || j->ddir == DDIR_WRITE)) {
+		ring_prep_rw_batch(e, tail, ios, n, ring_rw_op(j->ddir == DDIR_WRITE, fixed),
+		                   j->bs[j->ddir], b);
+	} else {
+		e->shape_op = -1;
+		for (unsigned i = 0; i < n; i++) {
+			ios[i]->batch = b;
+			ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i], fixed);
+		}
+	}
 	sq->sqe_tail = tail + n;
-	ret = blkring_submit(ring);
+	ret = blkring_submit(&e->ring);
 	return ret < 0 ? ret : 0;
 }
 
@@ -111,35 +229,50 @@ static inline struct io_unit *cqe_unit(const struct blkring_cqe *cqe)
 }
 
 /*
- * Accounts n CQEs from head.  A one-direction job's units all go to the same
- * statistics, so its loop has them at hand and checks only the result.
+ * n CQEs in a row of the CQ array, of a one-direction job: its units all go
+ * to the same statistics, so the loop counts them per submission and checks
+ * only the result.
+ */
+static void ring_count_run(struct job *j, const struct blkring_cqe *cqe, unsigned n,
+                           struct io_unit **free, uint64_t now)
+{
+	/* Discard and write zeroes end with 0, reads and writes with their length. */
+	unsigned len = j->ddir < DDIR_TRIM ? j->bs[j->ddir] : 0;
+	struct io_batch *last = NULL;
+
+	for (unsigned i = 0; i < n; i++, cqe++) {
+		struct io_unit *io = cqe_unit(cqe);
+
+		free[i] = io;
+		last = job_reaped_after(j, io, last);
+		if (unlikely((unsigned)cqe->res != len))
+			job_account(j, io, cqe->res, now);
+	}
+}
+
+/*
+ * Counts n CQEs from head against their submissions (job_account_reaped()
+ * then accounts them); the units of jobs with several directions are
+ * accounted one by one.
  */
 static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned head, unsigned n,
                          uint64_t now)
 {
 	const struct blkring_cqe *cqes = cq->cqes;
 	struct io_unit **free = j->free + j->nr_free;
-	uint32_t mask = cq->ring_mask;
+	uint32_t first = head & cq->ring_mask;
+	unsigned run = cq->ring_entries - first < n ? cq->ring_entries - first : n;
 
 	if (j->single) {
-		struct dir_stats *ds = &j->st->dir[j->ddir];
-
-		for (unsigned i = 0; i < n; i++) {
-			const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
-			struct io_unit *io = cqe_unit(cqe);
-
-			free[i] = io;
-			if (likely((unsigned)cqe->res == io->len))
-				dir_account(ds, io, now);
-			else
-				job_complete_slow(j, io, cqe->res, now);
-		}
+		ring_count_run(j, &cqes[first], run, free, now);
+		ring_count_run(j, cqes, n - run, free + run, now);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
+		const struct blkring_cqe *cqe = &cqes[(head + i) & cq->ring_mask];
 
 		free[i] = cqe_unit(cqe);
+		job_reaped_after(j, free[i], NULL);
 		job_account(j, free[i], cqe->res, now);
 	}
 }

@@ -13,6 +13,10 @@ static ssize_t sync_do(struct job *j, struct io_unit *io)
 		return blkring_dev_pread(j->dev, io->buf, io->len, io->offset);
 	case DDIR_WRITE:
 		return blkring_dev_pwrite(j->dev, io->buf, io->len, io->offset);
+	case DDIR_TRIM:
+		return blkring_dev_discard(j->dev, io->offset, io->len);
+	case DDIR_ZERO:
+		return blkring_dev_write_zeroes(j->dev, io->offset, io->len, io->zero_flags);
 	default:
 		return blkring_dev_flush(j->dev);
 	}
@@ -25,8 +29,7 @@ static int sync_submit(struct job *j, struct io_unit **ios, unsigned n)
 		uint64_t t = clock_now_ns();
 		ssize_t ret = sync_do(j, io);
 
-		io->start_ns = io->issue_ns = t;
-		job_account(j, io, (int)ret, clock_now_ns());
+		job_complete(j, io, (int)ret, t, t, clock_now_ns());
 		j->free[j->nr_free++] = io;
 		j->inflight--;
 	}

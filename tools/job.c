@@ -13,6 +13,7 @@
 
 #include "engine.h"
 #include "job.h"
+#include "verify.h"
 
 #define TICK_NS 1000000ULL      /* stop requests: every millisecond */
 #define PUBLISH_NS 100000000ULL /* progress counters: every 100 ms */
@@ -49,28 +50,59 @@ static void job_io_error(struct job *j, struct io_unit *io, int err)
 	job_fail(j, err, what);
 }
 
-void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now)
+void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, uint64_t issue,
+                  uint64_t now)
 {
 	struct dir_stats *ds;
 
+	/* Discard and write zeroes are commands: they end with 0, not a count. */
+	if (!res && (io->ddir == DDIR_TRIM || io->ddir == DDIR_ZERO)) {
+		dir_account_n(&j->st->dir[io->ddir], since(now, issue), since(now, start), 1);
+		return;
+	}
 	if (res < 0) {
+		io->failed = true;
 		job_io_error(j, io, -res);
 		return;
 	}
 	if (io->ddir == DDIR_SYNC) {
 		j->st->sync_ios++;
-		lat_add(&j->st->sync_lat, since(now, io->issue_ns));
-		hist_add(&j->st->sync_hist, since(now, io->issue_ns));
+		lat_add(&j->st->sync_lat, since(now, issue));
+		hist_add(&j->st->sync_hist, since(now, issue));
 		return;
 	}
-	/* Short: fewer bytes than asked, counted as an I/O of that size. */
 	ds = &j->st->dir[io->ddir];
-	ds->short_ios++;
-	j->short_missing[io->ddir] += io->len - (unsigned)res;
-	lat_add_uncounted(&ds->clat, since(now, io->issue_ns));
-	lat_add_uncounted(&ds->lat, since(now, io->start_ns));
-	hist_add(&ds->clat_hist, since(now, io->issue_ns));
-	hist_add(&ds->lat_hist, since(now, io->start_ns));
+	/* Short: fewer bytes than asked, counted as an I/O of that size. */
+	if ((unsigned)res != io->len) {
+		io->failed = true;
+		ds->short_ios++;
+		j->short_missing[io->ddir] += io->len - (unsigned)res;
+	}
+	dir_account_n(ds, since(now, issue), since(now, start), 1);
+}
+
+void job_reaped_record(struct job *j, struct io_batch *b)
+{
+	if (!b->reaped)
+		j->touched[j->nr_touched++] = b;
+}
+
+void job_account_reaped(struct job *j, uint64_t now)
+{
+	struct dir_stats *ds = &j->st->dir[j->ddir];
+
+	for (unsigned i = 0; i < j->nr_touched; i++) {
+		struct io_batch *b = j->touched[i];
+		uint32_t n = b->reaped - b->apart;
+
+		if (n)
+			dir_account_n(ds, now - b->issue_ns, now - b->start_ns, n);
+		b->inflight -= b->reaped;
+		b->reaped = b->apart = 0;
+		if (!b->inflight)
+			j->free_batches[j->nr_free_batches++] = b;
+	}
+	j->nr_touched = 0;
 }
 
 void job_count(struct job *j)
@@ -78,7 +110,7 @@ void job_count(struct job *j)
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
 		struct dir_stats *ds = &j->st->dir[d];
 
-		ds->ios = ds->clat.n = ds->lat.n = hist_total(&ds->clat_hist);
+		ds->ios = ds->clat.n;
 		ds->bytes = ds->ios * j->bs[d] - j->short_missing[d];
 	}
 }
@@ -186,9 +218,11 @@ static void job_unplan(struct job *j, unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		j->free[j->nr_free++] = j->batch[i];
 	j->inflight -= n;
+	j->free_batches[j->nr_free_batches++] = j->issuing;
 }
 
-static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, uint64_t start,
+/* Every unit of a batch was planned at b's start and submitted at `now`. */
+static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, struct io_batch *b,
                           uint64_t now)
 {
 	struct job_stats *st = j->st;
@@ -202,35 +236,42 @@ static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, uint6
 		/* Done inside submit: one completion batch per submission. */
 		st->complete_map[batch_bucket(n)]++;
 		st->completes++;
+		j->free_batches[j->nr_free_batches++] = b;
 		return;
 	}
-	for (unsigned i = 0; i < n; i++)
-		ios[i]->issue_ns = now;
-	/* Every unit of a batch was planned at `start` and submitted at `now`. */
+	b->issue_ns = now;
+	b->inflight = n;
 	if (j->single) {
-		lat_add_n(&st->dir[j->ddir].slat, now - start, n);
+		lat_add_n(&st->dir[j->ddir].slat, now - b->start_ns, n);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++)
 		cnt[ios[i]->ddir]++;
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		if (cnt[d])
-			lat_add_n(&st->dir[d].slat, now - start, cnt[d]);
+			lat_add_n(&st->dir[d].slat, now - b->start_ns, cnt[d]);
 }
 
+/*
+ * Plans and submits a batch.  Batches in flight are fewer than units in
+ * flight, so with room for a unit there is an idle record.
+ */
 static uint64_t job_issue(struct job *j, uint64_t now)
 {
 	unsigned n = j->depth - j->inflight;
+	struct io_batch *b;
 	uint64_t t;
 	int ret;
 
 	if (n > j->batch_submit)
 		n = j->batch_submit;
-	n = j->plan(j, j->batch, n, now);
+	n = j->plan(j, j->batch, n);
 	if (!n) {
 		j->draining = true;
 		return now;
 	}
+	b = j->issuing = j->free_batches[--j->nr_free_batches];
+	b->start_ns = now;
 	j->inflight += n;
 	ret = j->engine->submit(j, j->batch, n);
 	if (unlikely(ret)) {
@@ -239,7 +280,7 @@ static uint64_t job_issue(struct job *j, uint64_t now)
 		return now;
 	}
 	t = clock_now_ns();
-	job_submitted(j, j->batch, n, now, t);
+	job_submitted(j, j->batch, n, b, t);
 	return t;
 }
 
@@ -259,21 +300,15 @@ static uint64_t job_reap(struct job *j)
 		j->inflight = 0;
 		return clock_now_ns();
 	}
+	job_account_reaped(j, j->now_ns);
 	j->st->complete_map[batch_bucket((unsigned)n)]++;
 	j->st->completes++;
 	return j->now_ns;
 }
 
-static void job_loop(struct job *j)
+/* Issues and reaps until the planner has nothing left and nothing is in flight. */
+static uint64_t job_run_io(struct job *j, uint64_t now)
 {
-	uint64_t now = clock_now_ns();
-
-	j->begin_ns = now;
-	job_start_measuring(j, now);
-	if (j->o->ramp_time_us) {
-		j->ramping = true;
-		j->ramp_end_ns = now + j->o->ramp_time_us * 1000;
-	}
 	j->next_check_ns = now;
 	for (;;) {
 		if (unlikely(now >= j->next_check_ns))
@@ -286,9 +321,45 @@ static void job_loop(struct job *j)
 			break;
 		now = job_reap(j);
 	}
+	job_publish(j);
+	return now;
+}
+
+static void job_loop(struct job *j)
+{
+	uint64_t now = clock_now_ns();
+
+	j->begin_ns = now;
+	job_start_measuring(j, now);
+	if (j->o->ramp_time_us) {
+		j->ramping = true;
+		j->ramp_end_ns = now + j->o->ramp_time_us * 1000;
+	}
+	now = job_run_io(j, now);
 	j->st->runtime_ns = since(now, j->start_ns);
 	j->st->elapsed_ns = since(now, j->begin_ns);
-	job_publish(j);
+}
+
+uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs)
+{
+	uint64_t start = clock_now_ns(), now;
+
+	job_count(j);
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		j->sample_bytes[d] = j->st->dir[d].bytes;
+		j->sample_ios[d] = j->st->dir[d].ios;
+	}
+	j->plan = plan;
+	j->ddirs = ddirs;
+	j->ddir = (unsigned)__builtin_ctz(ddirs);
+	j->draining = false;
+	j->ramping = false;
+	j->end_ns = UINT64_MAX;
+	j->sample_ns = start;
+	j->next_sample_ns = start + SAMPLE_NS;
+	now = job_run_io(j, start);
+	j->st->elapsed_ns = since(now, j->begin_ns);
+	return since(now, start);
 }
 
 /* ---- set-up and teardown ---- */
@@ -315,7 +386,11 @@ static int job_alloc(struct job *j)
 	j->ios = calloc(j->depth, sizeof(*j->ios));
 	j->free = calloc(j->depth, sizeof(*j->free));
 	j->batch = calloc(j->depth, sizeof(*j->batch));
-	if (!j->ios || !j->free || !j->batch || posix_memalign(&j->bufs, 4096, j->depth * bs))
+	j->batches = calloc(j->depth, sizeof(*j->batches));
+	j->free_batches = calloc(j->depth, sizeof(*j->free_batches));
+	j->touched = calloc(j->depth, sizeof(*j->touched));
+	if (!j->ios || !j->free || !j->batch || !j->batches || !j->free_batches || !j->touched ||
+	    posix_memalign(&j->bufs, 4096, j->depth * bs))
 		return -ENOMEM;
 	j->bufs_len = j->depth * bs;
 	/* Written data is random, as fio's default buffers are. */
@@ -323,9 +398,12 @@ static int job_alloc(struct job *j)
 		((uint64_t *)j->bufs)[i] = rng_next(&rng);
 	for (unsigned i = 0; i < j->depth; i++) {
 		j->ios[i].buf = (char *)j->bufs + i * bs;
+		j->ios[i].zero_flags = (uint8_t)j->o->zero_flags;
 		j->free[i] = &j->ios[i];
+		j->free_batches[i] = &j->batches[i];
 	}
 	j->nr_free = j->depth;
+	j->nr_free_batches = j->depth;
 	return 0;
 }
 
@@ -365,6 +443,13 @@ static int job_setup(struct job *j)
 		return ret;
 	}
 	plan_setup(j, job_seed_base(j));
+	if (o->verify) {
+		ret = verify_setup(j);
+		if (ret) {
+			job_fail(j, ret, "setting up verify");
+			return ret;
+		}
+	}
 	return j->engine->init ? j->engine->init(j) : 0;
 }
 
@@ -397,12 +482,19 @@ static void job_teardown(struct job *j)
 {
 	if (j->engine->exit)
 		j->engine->exit(j);
+	if (j->verify)
+		verify_teardown(j);
 	free(j->ios);
 	free(j->free);
 	free(j->batch);
+	free(j->batches);
+	free(j->free_batches);
+	free(j->touched);
 	free(j->bufs);
 	j->ios = NULL;
 	j->free = j->batch = NULL;
+	j->batches = NULL;
+	j->free_batches = j->touched = NULL;
 	j->bufs = NULL;
 }
 
@@ -411,6 +503,8 @@ void job_main(struct job *j)
 	j->tid = (int)gettid();
 	if (!job_setup(j)) {
 		job_loop(j);
+		if (j->verify)
+			verify_phase(j);
 		job_finish(j);
 	}
 	job_teardown(j);

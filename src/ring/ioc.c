@@ -77,13 +77,13 @@ void blkring__ioc_flush(struct blkring_ioc *ioc)
 		q->ops->flush(q);
 }
 
-/* Completions may queue more work (a short transfer's rest): pushed too. */
-void blkring__ioc_reap(struct blkring_ioc *ioc)
+unsigned blkring__ioc_reap(struct blkring_ioc *ioc)
 {
+	unsigned nr = 0;
+
 	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
-		q->ops->reap(q);
-	if (ioc->flush_pending)
-		blkring__ioc_flush(ioc);
+		nr += q->ops->reap(q);
+	return nr;
 }
 
 static int pfds_reserve(struct blkring_ioc *ioc)

@@ -7,7 +7,8 @@
  * Threads: everything in struct blkring__ctx is owned by the ring's owner
  * thread except what is marked "shared": the task-work list (any thread
  * pushes), the worker pool (its own lock) and the statistics (read by any
- * thread, written by the owner with plain relaxed stores).
+ * thread, written by the owner with plain relaxed stores).  With SQPOLL the
+ * owner is the ring's SQ thread (sqpoll.c), not the application's thread.
  */
 #ifndef BLKRING_RING_RING_H
 #define BLKRING_RING_RING_H
@@ -46,24 +47,37 @@ struct blkring__rings {
 struct blkring__tw_node {
 	struct llist_node node;
 	void (*func)(struct blkring__tw_node *tw);
+	bool prio; /* a completion: on a TW_PRIO ring it runs before other work */
 };
 
 /*
  * A lock-free list whose head also says whether its runner sleeps: the
  * value BLKRING__TW_SLEEPING (an empty list with the runner asleep) lets the
  * first producer know it must wake the runner, with no access to the ring
- * after its push.
+ * after its push.  BLKRING__TW_SLEEPING_LAZY (deferred task running) says
+ * the runner sleeps until nr_added reaches wake_at: each producer counts
+ * itself before its push and wakes the runner when its count is the one.
  */
 struct blkring__tw_list {
 	_Atomic uintptr_t head;
+	_Atomic uint32_t nr_added; /* DEFER_TASKRUN only: items added since setup */
+	_Atomic uint32_t wake_at;  /* DEFER_TASKRUN only: the count a lazy sleeper waits for */
 };
 
 #define BLKRING__TW_SLEEPING ((uintptr_t)1)
-/* An owner that sleeps on an eventfd (its ring has driver queues, see
- * ioc.c) marks the head with the descriptor, so the producer that ends the
- * sleep knows what to signal without touching the ring. */
-#define BLKRING__TW_MARK_BITS ((uintptr_t)3)
-#define BLKRING__TW_SLEEPING_FD(fd) (((uintptr_t)(fd) << 2) | 2)
+#define BLKRING__TW_SLEEPING_LAZY ((uintptr_t)3)
+/* An owner that sleeps in ppoll() (its ring has driver queues, ioc.c) marks
+ * the head with its eventfd's descriptor, so the producer that ends the
+ * sleep knows what to signal without touching the ring.  Bit 2 tells it
+ * from a node, which is at least 8-byte aligned. */
+#define BLKRING__TW_FD_BIT ((uintptr_t)4)
+#define BLKRING__TW_SLEEPING_FD(fd) (((uintptr_t)(fd) << 3) | BLKRING__TW_FD_BIT)
+
+/* A sleeping mark rather than a node (or the empty list). */
+static inline bool blkring__tw_is_mark(uintptr_t head)
+{
+	return (head && head <= BLKRING__TW_SLEEPING_LAZY) || (head & BLKRING__TW_FD_BIT);
+}
 
 /* ---- worker pool (io-wq.c) ---- */
 
@@ -148,6 +162,7 @@ struct blkring__ctx {
 	uint32_t sq_mask, sq_entries, cq_mask, cq_entries;
 	uint32_t cached_sq_head, cached_cq_tail;
 	uint32_t cq_room_end; /* the CQ has room while cached_cq_tail is below it */
+	bool cq_batch;        /* CQEs wait for blkring__cq_flush() to publish them */
 	struct blkring_req *free_reqs;
 	struct blkring_dev **devs;
 	unsigned nr_devs;
@@ -171,6 +186,8 @@ struct blkring__ctx {
 
 	unsigned flags; /* BLKRING_SETUP_* */
 	struct blkring__req_chunk *chunks;
+	uint32_t tw_taken;           /* task work items taken (DEFER_TASKRUN's lazy wake) */
+	struct blkring__sq_data *sq; /* the SQ thread (SQPOLL), else NULL */
 
 	/* What drivers keep per ring (block/blkdev.h; ioc.c). */
 	struct blkring_ioc ioc;
@@ -253,7 +270,10 @@ static inline void blkring__cqe_fill(struct blkring__ctx *ctx, uint64_t user_dat
 	cqe->user_data = user_data;
 	cqe->res = res;
 	cqe->flags = 0;
-	atomic_store_explicit(&ctx->rings->cq_tail, ++ctx->cached_cq_tail, memory_order_release);
+	++ctx->cached_cq_tail;
+	if (likely(!ctx->cq_batch))
+		atomic_store_explicit(&ctx->rings->cq_tail, ctx->cached_cq_tail,
+		                      memory_order_release);
 }
 
 /* The common completion inline: no chain to continue, room in the CQ. */
@@ -295,15 +315,40 @@ extern const struct blkring__op blkring__ops[BLKRING_OP_LAST];
 
 /* tw.c */
 void blkring__tw_init(struct blkring__tw_list *tw);
+/* A completion for the owner to post (the priority list on a TW_PRIO ring). */
 void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node);
+/* Other work for the owner (an issue turned into task work): the normal list. */
+void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node);
 unsigned blkring__tw_run(struct blkring__ctx *ctx);
 int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline);
+int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct timespec *deadline);
+void blkring__tw_idle(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ctx *ctx));
+void blkring__tw_kick(struct blkring__ctx *ctx);
+bool blkring__time_left(const struct timespec *deadline, struct timespec *left);
 
 static inline bool blkring__tw_pending(struct blkring__ctx *ctx)
 {
 	uintptr_t head = atomic_load_explicit(&ctx->tw.head, memory_order_relaxed);
 
-	return head && !(head & BLKRING__TW_MARK_BITS);
+	return head > BLKRING__TW_SLEEPING_LAZY && !(head & BLKRING__TW_FD_BIT);
+}
+
+/* sqpoll.c: the SQ thread, and the application's side of an SQPOLL ring. */
+int blkring__sq_start(struct blkring__ctx *ctx, const struct blkring_params *p);
+void blkring__sq_stop(struct blkring__ctx *ctx);
+int blkring__sq_park(struct blkring__ctx *ctx);
+void blkring__sq_unpark(struct blkring__ctx *ctx);
+int blkring__sq_submit(struct blkring *ring);
+int blkring__sq_get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+                        const struct timespec *deadline);
+void blkring__sq_cq_flush(struct blkring__ctx *ctx);
+
+/* Publishes the CQEs posted so far (io_uring's io_commit_cqring) and wakes
+ * an SQPOLL ring's waiting application when its wait is complete. */
+static inline void blkring__cq_flush(struct blkring__ctx *ctx)
+{
+	if (unlikely(ctx->sq))
+		blkring__sq_cq_flush(ctx);
 }
 
 /* io-wq.c */
@@ -334,7 +379,8 @@ void blkring__enter(struct blkring__ctx *ctx);
 /* ioc.c: the drivers' per-ring queues and the eventfd the owner then sleeps on. */
 void blkring__ioc_init(struct blkring_ioc *ioc);
 void blkring__ioc_flush(struct blkring_ioc *ioc);
-void blkring__ioc_reap(struct blkring_ioc *ioc);
+/* Ends what the queues completed; returns how many. */
+unsigned blkring__ioc_reap(struct blkring_ioc *ioc);
 /* Fills ioc->pfds for a sleep: the owner's eventfd, then the queues'
  * descriptors.  Returns how many, -EAGAIN when completions are ready
  * already, or another -errno when no sleep can be had (look again). */
