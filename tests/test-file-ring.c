@@ -365,6 +365,57 @@ static void test_iopoll_ring(void)
 	iopoll_ring(spec, -EOPNOTSUPP);
 }
 
+/* Writes a pattern and reads it back through a ring made with `p`, one I/O
+ * at a time with pauses, so its owner (or SQ thread) sleeps between them. */
+static void ring_flags_roundtrip(const char *spec, struct blkring_params *p)
+{
+	struct blkring_dev *dev = tf_open("%s", spec);
+	struct blkring_ring_stats st;
+	struct blkring ring;
+	char *buf = tf_alloc(65536);
+
+	CHECK_EQ(blkring_queue_init_params(8, &ring, p), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	for (int i = 0; i < 16; i++) {
+		tf_fill(buf, 65536, (uint64_t)i * 65536, 60);
+		blkring_prep_write(sqe_of(&ring), 0, buf, 65536, (uint64_t)i * 65536);
+		CHECK_EQ(blkring_submit(&ring), 1);
+		CHECK_EQ(reap_one(&ring, 0), 65536);
+		memset(buf, 0, 65536);
+		blkring_prep_read(sqe_of(&ring), 0, buf, 65536, (uint64_t)i * 65536);
+		CHECK_EQ(blkring_submit(&ring), 1);
+		CHECK_EQ(reap_one(&ring, 0), 65536);
+		CHECK(tf_check_pattern(buf, 65536, (uint64_t)i * 65536, 60));
+		usleep(3000);
+	}
+	CHECK_EQ(blkring_ring_stats(&ring, &st), 0);
+	CHECK(st.sleeps > 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* An SQPOLL ring: the SQ thread issues to the kernel ring, reaps it, and
+ * sleeps on it when idle; the application's submit wakes it. */
+static void test_sqpoll_ring(void)
+{
+	struct blkring_params p = {.flags = BLKRING_SETUP_SQPOLL, .sq_thread_idle = 1};
+
+	ring_flags_roundtrip(tf_loop(0), &p);
+	ring_flags_roundtrip(tf_path(tf.shm_dir, "sqpoll.img,size=1M"), &p);
+}
+
+/* Deferred task running and the priority list change nothing for file
+ * devices: their completions wake the owner all the same. */
+static void test_defer_and_prio_rings(void)
+{
+	struct blkring_params defer = {.flags = BLKRING_SETUP_DEFER_TASKRUN};
+	struct blkring_params prio = {.flags = BLKRING_SETUP_TW_PRIO};
+
+	ring_flags_roundtrip(tf_loop(0), &defer);
+	ring_flags_roundtrip(tf_loop(0), &prio);
+}
+
 static const struct test_case cases[] = {
     {"tmpfs", test_tmpfs, 0},
     {"loop_sleeps", test_loop_sleeps, 0},
@@ -375,6 +426,8 @@ static const struct test_case cases[] = {
     {"wait_semantics", test_wait_semantics, 0},
     {"exit_in_flight", test_exit_in_flight, 0},
     {"iopoll_ring", test_iopoll_ring, 0},
+    {"sqpoll_ring", test_sqpoll_ring, 0},
+    {"defer_and_prio_rings", test_defer_and_prio_rings, 0},
     {NULL, NULL, 0},
 };
 
