@@ -9,6 +9,7 @@
  */
 #include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 
 #include "drivers/file.h"
 #include "test-file-util.h"
@@ -33,7 +34,8 @@ struct obio {
 static void owner_init(struct owner *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->ioc.wake_fd = -1;
+	o->ioc.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	CHECK(o->ioc.wake_fd >= 0);
 }
 
 static void obio_end(struct blkring_bio *bio)
@@ -65,14 +67,16 @@ static unsigned owner_reap(struct owner *o)
 }
 
 /* The ring's sleep: in poll() on every queue's descriptor, unless one has
- * completions already.  (A ring also polls the eventfd of its task work.) */
+ * completions already.  (A ring also polls the eventfd of its task work
+ * unless a queue watches it.) */
 static void owner_sleep(struct owner *o)
 {
 	struct pollfd pfds[4];
 	nfds_t n = 0;
 
 	for (struct blkring_ioc_queue *q = o->ioc.queues; q; q = q->next) {
-		int fd = q->ops->prepare_sleep(q);
+		bool wakes;
+		int fd = q->ops->prepare_sleep(q, &wakes);
 
 		if (fd == -EAGAIN)
 			return;
@@ -99,6 +103,7 @@ static void owner_exit(struct owner *o)
 		next = q->next;
 		q->ops->exit(q);
 	}
+	close(o->ioc.wake_fd);
 }
 
 static void obio_prep(struct owner *o, struct obio *ob, struct blkring_dev *dev, unsigned op,

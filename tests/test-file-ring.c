@@ -125,6 +125,7 @@ static void test_task_work_wakes(void)
 		CHECK_EQ(reap_one(&ring, 0), 65536);
 	CHECK_EQ(blkring_ring_stats(&ring, &st), 0);
 	CHECK(st.tw_run > 0);
+	CHECK(queue_of(&ring, dev)->wake_armed); /* the eventfd watched by the kernel ring */
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 	free(buf);

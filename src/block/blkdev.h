@@ -138,7 +138,10 @@ struct blkring_dev_stats {
  *                  once completions are ready (the owner sleeps in ppoll()
  *                  on those of all its queues and on its own eventfd),
  *                  -EAGAIN when some are ready already (no sleep then), or
- *                  -ENOENT when the queue has nothing to wait for;
+ *                  -ENOENT when the queue has nothing to wait for.  *wakes
+ *                  says the descriptor also polls readable once
+ *                  ioc->wake_fd is signalled (the queue empties it): the
+ *                  owner then leaves the eventfd out of its ppoll();
  *   exit           when the ring exits or unregisters its devices, with
  *                  nothing in flight: frees the queue.
  */
@@ -147,7 +150,7 @@ struct blkring_ioc_queue;
 struct blkring_ioc_queue_ops {
 	void (*flush)(struct blkring_ioc_queue *q);
 	unsigned (*reap)(struct blkring_ioc_queue *q);
-	int (*prepare_sleep)(struct blkring_ioc_queue *q);
+	int (*prepare_sleep)(struct blkring_ioc_queue *q, bool *wakes);
 	void (*exit)(struct blkring_ioc_queue *q);
 };
 

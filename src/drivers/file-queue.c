@@ -16,13 +16,16 @@
  * submits under its lock, and a reaper thread ends them.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "drivers/file.h"
 
 /* user_data that is no bio. */
 #define UD_STOP 1ULL /* the reaper's last CQE */
+#define UD_WAKE 2ULL /* the ring's eventfd was signalled (a ring's queue) */
 
 /* ---- one kernel ring ---- */
 
@@ -102,19 +105,26 @@ static void queue_submit_and_get_events(struct file_queue *q)
 	} while ((ret < 0 && transient(ret)) || (ret >= 0 && io_uring_sq_ready(&q->ring)));
 }
 
+static void ring_queue_woken(struct file_queue *q, const struct io_uring_cqe *cqe);
+
 /* Ends what the CQ holds; completions may queue more SQEs (the rest of a
- * short transfer, a fallback's next step). */
+ * short transfer, a fallback's next step).  Returns the bio CQEs. */
 static unsigned queue_reap(struct file_queue *q)
 {
 	struct io_uring_cqe *cqe;
-	unsigned head, n = 0;
+	unsigned head, n = 0, woken = 0;
 
 	io_uring_for_each_cqe(&q->ring, head, cqe)
 	{
+		if (unlikely(cqe->user_data == UD_WAKE)) {
+			ring_queue_woken(q, cqe);
+			woken++;
+			continue;
+		}
 		n++;
 		file_complete(q, io_uring_cqe_get_data(cqe), cqe->res);
 	}
-	io_uring_cq_advance(&q->ring, n);
+	io_uring_cq_advance(&q->ring, n + woken);
 	return n;
 }
 
@@ -283,19 +293,51 @@ static unsigned ring_queue_reap(struct blkring_ioc_queue *link)
 }
 
 /*
+ * The ring's eventfd, watched by a multishot poll of this kernel ring, so
+ * the owner sleeps in ppoll() on one descriptor instead of two.  Its CQEs
+ * only empty the eventfd; a poll the kernel ended is armed again at the
+ * next sleep.
+ */
+static void ring_queue_woken(struct file_queue *q, const struct io_uring_cqe *cqe)
+{
+	struct file_ring_queue *rq = container_of(q, struct file_ring_queue, q);
+	uint64_t count;
+
+	if (!(cqe->flags & IORING_CQE_F_MORE))
+		rq->wake_armed = false;
+	if (read(q->ioc->wake_fd, &count, sizeof(count)) < 0)
+		return; /* already empty */
+}
+
+static void ring_queue_arm_wake(struct file_ring_queue *rq)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&rq->q.ring);
+
+	if (!sqe)
+		return; /* full: the ring polls the eventfd itself this time */
+	io_uring_prep_poll_multishot(sqe, rq->q.ioc->wake_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, UD_WAKE);
+	queue_submit(&rq->q);
+	rq->wake_armed = true;
+}
+
+/*
  * The owner sleeps in ppoll() on the kernel ring's descriptor, which polls
  * readable once a CQE is posted; completions held for the owner
  * (COOP_TASKRUN) wake it from that sleep, are posted on the way out and
  * make the poll succeed.  Nothing is registered and the kernel signals
  * nothing more than it would: no eventfd per completion batch.
  */
-static int ring_queue_prepare_sleep(struct blkring_ioc_queue *link)
+static int ring_queue_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
 {
 	struct file_ring_queue *rq = ring_queue(link);
 	struct io_uring *ring = &rq->q.ring;
 
+	if (unlikely(!rq->wake_armed))
+		ring_queue_arm_wake(rq);
 	if (io_uring_cq_ready(ring) || ring_queue_held(rq))
 		return -EAGAIN;
+	*wakes = rq->wake_armed;
 	return ring->ring_fd;
 }
 
@@ -329,9 +371,10 @@ static void no_flush(struct blkring_ioc_queue *link)
 }
 
 /* Nothing completes here: the shared queue's thread ends the ring's bios. */
-static int no_prepare_sleep(struct blkring_ioc_queue *link)
+static int no_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
 {
 	(void)link;
+	(void)wakes;
 	return -ENOENT;
 }
 

@@ -72,6 +72,7 @@ struct file_ring_queue {
 	struct file_queue q;    /* interrupt-driven: reaped in the ring's enter and wait */
 	struct file_queue poll; /* polled I/O, made on the first */
 	bool failed;            /* no kernel ring could be had: the shared queue serves */
+	bool wake_armed;        /* q has a multishot poll on the ring's eventfd */
 };
 
 /* The thread that runs the blocking ioctls, so no submitter waits on one. */

@@ -111,6 +111,7 @@ static int pfds_reserve(struct blkring_ioc *ioc)
  */
 int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc)
 {
+	bool covered = false;
 	unsigned n = 1;
 
 	if (ioc->wake_fd < 0)
@@ -119,15 +120,19 @@ int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc)
 		return -EMFILE;
 	if (pfds_reserve(ioc))
 		return -ENOMEM;
-	ioc->pfds[0] = (struct pollfd){.fd = ioc->wake_fd, .events = POLLIN};
 	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next) {
-		int fd = q->ops->prepare_sleep(q);
+		bool wakes = false;
+		int fd = q->ops->prepare_sleep(q, &wakes);
 
 		if (fd == -EAGAIN)
 			return -EAGAIN;
 		if (fd >= 0)
 			ioc->pfds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+		covered |= fd >= 0 && wakes;
 	}
+	/* One descriptor fewer to poll where a queue watches the eventfd. */
+	ioc->pfds[0] =
+	    covered ? ioc->pfds[--n] : (struct pollfd){.fd = ioc->wake_fd, .events = POLLIN};
 	return (int)n;
 }
 
@@ -135,7 +140,8 @@ void blkring__ioc_woken(struct blkring_ioc *ioc)
 {
 	uint64_t count;
 
-	if ((ioc->pfds[0].revents & POLLIN) && read(ioc->wake_fd, &count, sizeof(count)) < 0)
+	if (ioc->pfds[0].fd == ioc->wake_fd && (ioc->pfds[0].revents & POLLIN) &&
+	    read(ioc->wake_fd, &count, sizeof(count)) < 0)
 		return; /* emptied by nobody else: nothing to do */
 }
 
