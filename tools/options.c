@@ -26,7 +26,7 @@ const struct rw_mode rw_modes[] = {
 #undef W
 
 static const char *const engine_names[] = {"blkring", "sync", NULL};
-static const char *const format_names[] = {"normal", "json", NULL};
+static const char *const format_names[] = {"normal", "json", "json+", NULL};
 static const char *const clock_names[] = {"cpu", "clock_gettime", NULL};
 
 /* ---- value parsers: each explains what it expected ---- */
@@ -455,8 +455,8 @@ const struct bench_opt bench_opts[] = {
      opt_choice, RUN(clocksource), OPT_RUN, 0, 0, clock_names},
     {"output", NULL, "FILE", "write the results to FILE", NULL, opt_str, RUN(output),
      OPT_RUN | OPT_CMDLINE, 0, BENCH_PATH_MAX, NULL},
-    {"output-format", NULL, "FORMAT", "normal or json", "normal", opt_choice, RUN(output_format),
-     OPT_RUN | OPT_CMDLINE, 0, 0, format_names},
+    {"output-format", NULL, "FORMAT", "normal, json, or json+ (json with histogram bins)", "normal",
+     opt_choice, RUN(output_format), OPT_RUN | OPT_CMDLINE, 0, 0, format_names},
 };
 
 const unsigned bench_nr_opts = sizeof(bench_opts) / sizeof(bench_opts[0]);

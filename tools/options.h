@@ -35,7 +35,7 @@ struct rw_mode {
 extern const struct rw_mode rw_modes[];
 
 enum { ENGINE_BLKRING, ENGINE_SYNC };
-enum { FORMAT_NORMAL, FORMAT_JSON };
+enum { FORMAT_NORMAL, FORMAT_JSON, FORMAT_JSON_PLUS };
 
 /* continue_on_error: what kinds of error a job keeps going after. */
 #define COE_READ (1U << 0)
