@@ -13,6 +13,7 @@
 
 #include "engine.h"
 #include "job.h"
+#include "latlog.h"
 
 #define TICK_NS 1000000ULL      /* stop requests: every millisecond */
 #define PUBLISH_NS 100000000ULL /* progress counters: every 100 ms */
@@ -49,6 +50,26 @@ static void job_io_error(struct job *j, struct io_unit *io, int err)
 	job_fail(j, err, what);
 }
 
+/* The I/Os the histograms count, so each log has total_ios lines. */
+static void job_log_completion(struct job *j, const struct io_unit *io, uint64_t now)
+{
+	uint64_t t = since(now, j->start_ns);
+
+	latlog_add(j->log, LATLOG_CLAT, t, since(now, io->issue_ns), io->ddir, io->len, io->offset);
+	latlog_add(j->log, LATLOG_LAT, t, since(now, io->start_ns), io->ddir, io->len, io->offset);
+}
+
+static void job_log_submission(struct job *j, struct io_unit **ios, unsigned n, uint64_t start,
+                               uint64_t now)
+{
+	uint64_t t = since(now, j->start_ns);
+
+	for (unsigned i = 0; i < n; i++)
+		if (ios[i]->ddir < BENCH_DDIR_NR)
+			latlog_add(j->log, LATLOG_SLAT, t, now - start, ios[i]->ddir, ios[i]->len,
+			           ios[i]->offset);
+}
+
 void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now)
 {
 	struct dir_stats *ds;
@@ -63,14 +84,20 @@ void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now)
 		hist_add(&j->st->sync_hist, since(now, io->issue_ns));
 		return;
 	}
-	/* Short: fewer bytes than asked, counted as an I/O of that size. */
 	ds = &j->st->dir[io->ddir];
-	ds->short_ios++;
-	j->short_missing[io->ddir] += io->len - (unsigned)res;
-	lat_add_uncounted(&ds->clat, since(now, io->issue_ns));
-	lat_add_uncounted(&ds->lat, since(now, io->start_ns));
-	hist_add(&ds->clat_hist, since(now, io->issue_ns));
-	hist_add(&ds->lat_hist, since(now, io->start_ns));
+	if ((unsigned)res == io->len) {
+		dir_account(ds, io, now);
+	} else {
+		/* Short: fewer bytes than asked, counted as an I/O of that size. */
+		ds->short_ios++;
+		j->short_missing[io->ddir] += io->len - (unsigned)res;
+		lat_add_uncounted(&ds->clat, since(now, io->issue_ns));
+		lat_add_uncounted(&ds->lat, since(now, io->start_ns));
+		hist_add(&ds->clat_hist, since(now, io->issue_ns));
+		hist_add(&ds->lat_hist, since(now, io->start_ns));
+	}
+	if (j->log && !j->ramping)
+		job_log_completion(j, io, now);
 }
 
 void job_count(struct job *j)
@@ -211,6 +238,8 @@ static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, uint6
 		lat_add_n(&st->dir[j->ddir].slat, now - start, n);
 		return;
 	}
+	if (j->log && !j->ramping)
+		job_log_submission(j, ios, n, start, now);
 	for (unsigned i = 0; i < n; i++)
 		cnt[ios[i]->ddir]++;
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
@@ -364,6 +393,15 @@ static int job_setup(struct job *j)
 		return ret;
 	}
 	plan_setup(j, job_seed_base(j));
+	if (o->write_lat_log[0]) {
+		ret = latlog_open(&j->log, o->write_lat_log, j->number, o->log_offset);
+		if (ret) {
+			job_fail(j, ret, blkring_last_error());
+			return ret;
+		}
+		/* Logged completions take the general accounting, which writes the log. */
+		j->single = false;
+	}
 	return j->engine->init ? j->engine->init(j) : 0;
 }
 
@@ -394,8 +432,14 @@ static void job_finish(struct job *j)
 
 static void job_teardown(struct job *j)
 {
+	int ret;
+
 	if (j->engine->exit)
 		j->engine->exit(j);
+	ret = latlog_close(j->log);
+	if (ret)
+		job_fail(j, ret, blkring_last_error());
+	j->log = NULL;
 	free(j->ios);
 	free(j->free);
 	free(j->batch);

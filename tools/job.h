@@ -65,6 +65,7 @@ struct job {
 	bool sync_due;
 	void *engine_data;
 	void *bufs;
+	struct lat_log *log; /* write_lat_log; NULL without it */
 
 	uint64_t now_ns; /* the last completion stamp an engine took */
 	uint64_t begin_ns, start_ns, ramp_end_ns, end_ns, next_check_ns;
@@ -88,6 +89,7 @@ static inline uint64_t since(uint64_t now, uint64_t then)
 	return now > then ? now - then : 0;
 }
 
+/* Errors, short I/Os, flushes, and every I/O of a job that logs latencies. */
 void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now);
 
 /*
@@ -110,7 +112,7 @@ static inline void dir_account(struct dir_stats *ds, const struct io_unit *io, u
 
 static inline void job_account(struct job *j, struct io_unit *io, int res, uint64_t now)
 {
-	if (unlikely((unsigned)res != io->len || io->ddir >= BENCH_DDIR_NR))
+	if (unlikely((unsigned)res != io->len || io->ddir >= BENCH_DDIR_NR || j->log))
 		job_complete_slow(j, io, res, now);
 	else
 		dir_account(&j->st->dir[io->ddir], io, now);

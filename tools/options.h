@@ -80,6 +80,8 @@ struct job_opts {
 	bool group_reporting;
 	struct percentiles percentile_list;
 	bool lat_percentiles;
+	char write_lat_log[BENCH_PATH_MAX]; /* empty: no per-I/O latency logs */
+	bool log_offset;
 	unsigned continue_on_error; /* COE_* */
 	bool stonewall;
 	uint8_t set[BENCH_MAX_OPTS]; /* given explicitly, by table index */
