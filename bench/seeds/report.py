@@ -289,7 +289,17 @@ def build_section(raw, seed, name, title, fn, run):
         except ReportError as e:
             sec["status"] = "failed"
             sec["notes"].append(str(e))
+    sec["notes"] += script_targets(os.path.join(os.path.dirname(raw), run.get("log") or "")
+                                   if run else "")
     return sec
+
+
+def script_targets(log):
+    """The issue's targets as the seed script judged them: its `target ...` lines."""
+    if not log or not os.path.isfile(log):
+        return []
+    with open(log, errors="replace") as f:
+        return [f"script: {line.strip()}" for line in f if line.startswith("target")]
 
 
 # ---- markdown ----

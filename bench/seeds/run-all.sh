@@ -42,8 +42,9 @@ run_seed() {
 	fi
 	echo "seeds: seed $n ($dir)$( ((QUICK)) && echo ', QUICK')..." >&2
 	t0=$(now_ms)
+	# SEED001_RUNTIME is the poll script's own name for SEEDS_RUNTIME.
 	BLKRING=$BLKRING O=$(dirname "$BLKRING") QUICK=$QUICK SEEDS_RUNTIME=${SEEDS_RUNTIME:-} \
-		bash "$script" "$rows" >"$log" 2>&1 || rc=$?
+		SEED001_RUNTIME=${SEEDS_RUNTIME:-} bash "$script" "$rows" >"$log" 2>&1 || rc=$?
 	ms=$(($(now_ms) - t0))
 	record "$n" "$dir" "$rc" "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
 	echo "seeds: seed $n ($dir): exit $rc after $((ms / 1000)) s" >&2

@@ -28,7 +28,7 @@ set origin 0,0
 unset logscale y
 set format y "%.2f"
 set ylabel "latency / without"
-set key top left horizontal
+set key top left horizontal opaque box
 plot dat using 1:7 with linespoints lw 2 pt 7 lc rgb "#4f81bd" title "ours: with/without", \
      '' using 1:8 with linespoints lw 2 pt 9 lc rgb "#9bbb59" title "ours: deferred/without", \
      '' using 1:9 with linespoints lw 1 dt 2 pt 6 lc rgb "#4f81bd" title "seed: with/without", \
