@@ -79,14 +79,27 @@ def ratio(a, b):
 
 # ---- seed 000: async against sync discard ----
 
-def seed000_rows(doc):
-    """Rows of the discard table, one per device and size."""
+def seed000_runs(doc):
+    """The script's measured rows by (device, size, sync|async).
+
+    bench/seeds/discard/run.sh writes a list of rows, each with type
+    (sync, async, or ratio: its own verdict, recomputed here) and bs.
+    """
     runs = {}
-    for r in doc.get("rows", []):
+    for r in doc.get("rows", []) if isinstance(doc, dict) else doc:
         try:
-            runs[(r["device"], r["size"], r["mode"])] = r
+            if r["type"] == "ratio":
+                continue
+            size = {"1m": "1M"}.get(r["bs"], r["bs"])
+            runs[(r["device"], size, r["type"])] = r
         except KeyError as e:
             raise ReportError(f"seed 000: a row without {e}: {r}") from None
+    return runs
+
+
+def seed000_rows(doc):
+    """Rows of the discard table, one per device and size."""
+    runs = seed000_runs(doc)
     rows = []
     for device in ("null", "loop"):
         for size in SIZES:
@@ -115,14 +128,14 @@ def seed000_rows(doc):
 def seed000(doc):
     rows = seed000_rows(doc)
     notes = []
-    skipped = doc.get("skipped", {})
+    skipped = doc.get("skipped", {}) if isinstance(doc, dict) else {}
     for what, why in sorted(skipped.items()):
         notes.append(f"{what}: skipped: {why}")
     if not any(r["device"] == "loop" for r in rows) and "loop" not in skipped:
         notes.append("loop: no rows and no reason given by the script")
     return {
-        "workload": doc.get("workload", "random discards, qd 64: sync = 64 threads of "
-                                        "blocking discards, async = one ring"),
+        "workload": "random discards, qd 64: sync = 64 threads of blocking discards, async = "
+                    "one ring with 64 discard commands in flight",
         "ratio": "async/sync IOPS",
         "columns": [
             ("device", "device", fmt_text), ("size", "size", fmt_text),
