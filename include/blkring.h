@@ -158,8 +158,12 @@ struct blkring {
 /* ------------------------------------------------------------------ */
 
 /* A ring of `entries` (1..32768, rounded up to a power of two) SQEs owned by
- * the calling thread; -EINVAL for bad sizes or flags (IOPOLL, SQPOLL, SQ_AFF
- * and DEFER_TASKRUN are not supported yet). */
+ * the calling thread; -EINVAL for bad sizes or flags (SQPOLL, SQ_AFF and
+ * DEFER_TASKRUN are not supported yet).  With BLKRING_SETUP_IOPOLL reads and
+ * writes are polled: they go to the devices' poll queues (-EOPNOTSUPP in the
+ * CQE where a device or volume has none) and complete only while the owner
+ * looks for completions (peek, wait, exit), which polls instead of sleeping
+ * while any is in flight; other opcodes complete as on any ring. */
 int blkring_queue_init(unsigned entries, struct blkring *ring, unsigned flags);
 int blkring_queue_init_params(unsigned entries, struct blkring *ring, struct blkring_params *p);
 /* Cancels what has not started (-ECANCELED), waits for what has, frees the ring. */

@@ -360,14 +360,16 @@ static void test_capabilities(void)
 {
 	const uint32_t disc = BLKRING_FEAT_DISCARD, wz = BLKRING_FEAT_WRITE_ZEROES;
 	const uint32_t all = BLKRING_FEAT_FLUSH | BLKRING_FEAT_FUA | disc | wz;
+	const uint32_t poll = BLKRING_FEAT_POLL; /* null devices have a poll queue by default */
 
-	check_caps("0 64 linear " DZ " 0", disc | wz, 512, 64, UINT32_MAX >> 9, 0);
-	check_caps("0 64 linear " DZ " 0\n64 64 linear " D " 0", disc, 4096, 64, 1000, 0);
-	check_caps("0 64 striped 2 8 " DZ " 0 " P " 0", 0, 512, 64, 0, 0);
+	check_caps("0 64 linear " DZ " 0", disc | wz | poll, 512, 64, UINT32_MAX >> 9, 0);
+	check_caps("0 64 linear " DZ " 0\n64 64 linear " D " 0", disc | poll, 4096, 64, 1000, 0);
+	check_caps("0 64 striped 2 8 " DZ " 0 " P " 0", poll, 512, 64, 0, 0);
+	/* Targets without legs cannot poll, as in Linux. */
 	check_caps("0 64 zero\n64 64 linear " DZ " 0", disc | wz, 512, 64, UINT32_MAX >> 9, 0);
 	check_caps("0 64 zero\n64 64 error", all, 512, UINT32_MAX >> 9, UINT32_MAX >> 9, 0);
-	check_caps("0 64 linear " P " 0\n64 64 flakey " RO " 0 1 0", 0, 512, plain_max_sectors(), 0,
-	           1);
+	check_caps("0 64 linear " P " 0\n64 64 flakey " RO " 0 1 0", poll, 512, plain_max_sectors(),
+	           0, 1);
 }
 
 static void test_read_only_leg(void)

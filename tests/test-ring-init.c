@@ -87,8 +87,6 @@ static void init_errors(void)
 	memset(&p, 0, sizeof(p));
 	p.flags = 1U << 30;
 	expect_einval(8, &p, "unknown flags");
-	p.flags = BLKRING_SETUP_IOPOLL;
-	expect_einval(8, &p, "not supported yet");
 	p.flags = BLKRING_SETUP_SQPOLL;
 	expect_einval(8, &p, "not supported yet");
 	p.flags = BLKRING_SETUP_DEFER_TASKRUN;

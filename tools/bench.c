@@ -115,14 +115,56 @@ static int job_region(struct job *j, const struct blkring_dev_info *info)
 	return 0;
 }
 
+/* The end of the spec item starting at p: the next unescaped comma, or the end. */
+static const char *spec_item_end(const char *p)
+{
+	for (; *p && *p != ','; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	return p;
+}
+
+/*
+ * --poll_strategy overrides a volume's poll= key: the job opens its spec
+ * with poll= replaced (or added), which is another volume over the same
+ * legs, as if the table had been opened with that key.
+ */
+static int job_spec(const struct job *j, char *spec, size_t size)
+{
+	const char *name = poll_strategy_names[j->o->poll_strategy];
+	const char *p = j->o->filename, *end;
+	size_t len = 0;
+
+	if (!opt_is_set(j->o, "poll_strategy")) {
+		snprintf(spec, size, "%s", p);
+		return 0;
+	}
+	if (strncmp(p, "table:", 6))
+		return def_error(j->def, "poll_strategy=%s applies to table: volumes, not %s", name,
+		                 p);
+	for (bool first = true; *p; first = false) {
+		end = spec_item_end(p);
+		if (first || strncmp(p, "poll=", 5))
+			len += (size_t)snprintf(spec + len, len < size ? size - len : 0, "%s%.*s",
+			                        first ? "" : ",", (int)(end - p), p);
+		p = *end ? end + 1 : end;
+	}
+	len += (size_t)snprintf(spec + len, len < size ? size - len : 0, ",poll=%s", name);
+	if (len >= size)
+		return def_error(j->def, "filename=%s: too long with poll=", j->o->filename);
+	return 0;
+}
+
 static int job_open(struct job *j)
 {
 	struct blkring_dev_info info;
-	char why[512];
-	int ret;
+	char why[512], spec[BENCH_PATH_MAX + 32];
+	int ret = job_spec(j, spec, sizeof(spec));
 
+	if (ret)
+		return ret;
 	blkring__clear_error();
-	ret = blkring_dev_open(j->o->filename, &j->dev);
+	ret = blkring_dev_open(spec, &j->dev);
 	if (ret) {
 		snprintf(why, sizeof(why), "%s",
 		         *blkring_last_error() ? blkring_last_error() : strerror(-ret));

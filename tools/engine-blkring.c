@@ -35,7 +35,7 @@ static int ring_init(struct job *j)
 
 	if (!e)
 		return -ENOMEM;
-	ret = blkring_queue_init(j->depth, &e->ring, 0);
+	ret = blkring_queue_init(j->depth, &e->ring, j->o->hipri ? BLKRING_SETUP_IOPOLL : 0);
 	if (ret) {
 		free(e);
 		job_fail(j, ret, "setting up the ring");

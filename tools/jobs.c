@@ -224,6 +224,11 @@ static int check_def(const struct job_def *d)
 		                      "%s: job '%s' has no filename (a device spec, e.g. "
 		                      "--filename=null:irqmode=none)",
 		                      d->where, o->name);
+	if (o->hipri && o->ioengine == ENGINE_SYNC)
+		return blkring__error(-EINVAL,
+		                      "%s: job '%s': hipri=1 needs ioengine=blkring (polling is a "
+		                      "ring's)",
+		                      d->where, o->name);
 	if (o->time_based && !o->runtime_us)
 		return blkring__error(-EINVAL, "%s: job '%s': time_based needs a runtime", d->where,
 		                      o->name);

@@ -28,6 +28,7 @@ const struct rw_mode rw_modes[] = {
 static const char *const engine_names[] = {"blkring", "sync", NULL};
 static const char *const format_names[] = {"normal", "json", "json+", NULL};
 static const char *const clock_names[] = {"cpu", "clock_gettime", NULL};
+const char *const poll_strategy_names[] = {"all", "cookie", NULL};
 
 /* ---- value parsers: each explains what it expected ---- */
 
@@ -433,6 +434,11 @@ const struct bench_opt bench_opts[] = {
      JOB(rwmixread), 0, 0, 100, NULL},
     {"rwmixwrite", NULL, "PERCENT", "share of writes in rw and randrw", NULL, opt_rwmixwrite,
      JOB(rwmixread), 0, 0, 100, NULL},
+    {"hipri", NULL, "BOOL", "polled I/O: a ring with BLKRING_SETUP_IOPOLL (blkring engine)", "0",
+     opt_bool, JOB(hipri), OPT_BARE, 0, 0, NULL},
+    {"poll_strategy", NULL, "all|cookie",
+     "how a table: volume polls, overriding its spec's poll= (default: the spec's)", "cookie",
+     opt_choice, JOB(poll_strategy), 0, 0, 0, poll_strategy_names},
     {"direct", NULL, "BOOL", "O_DIRECT: bypass any cache (null devices have none)", "0", opt_bool,
      JOB(direct), OPT_BARE, 0, 0, NULL},
     {"fsync", NULL, "N", "flush the device after every N writes", "0", opt_uint, JOB(fsync), 0, 0,
@@ -512,7 +518,6 @@ static const char *const fio_only[] = {
     "flow_id",
     "gtod_reduce",
     "gtod_cpu",
-    "hipri",
     "hipri_percentage",
     "hugepage-size",
     "ignore_error",
@@ -546,7 +551,6 @@ static const char *const fio_only[] = {
     "openfiles",
     "overwrite",
     "percentage_random",
-    "poll_strategy",
     "pre_read",
     "prio",
     "prioclass",

@@ -36,6 +36,8 @@ extern const struct rw_mode rw_modes[];
 
 enum { ENGINE_BLKRING, ENGINE_SYNC };
 enum { FORMAT_NORMAL, FORMAT_JSON, FORMAT_JSON_PLUS };
+enum { POLL_STRATEGY_ALL, POLL_STRATEGY_COOKIE }; /* the table key poll='s values */
+extern const char *const poll_strategy_names[];   /* "all", "cookie" */
 
 /* continue_on_error: what kinds of error a job keeps going after. */
 #define COE_READ (1U << 0)
@@ -74,6 +76,8 @@ struct job_opts {
 	bool norandommap;
 	unsigned rwmixread;
 	bool direct;
+	bool hipri;
+	unsigned poll_strategy; /* POLL_STRATEGY_*: applies only when given */
 	unsigned fsync;
 	bool end_fsync;
 	cpu_set_t cpus_allowed;

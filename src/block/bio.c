@@ -170,7 +170,7 @@ struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigne
 	if (!child)
 		return NULL;
 	blkring__bio_init(child, parent->dev, op, offset, size);
-	child->flags = parent->flags & ~BIO_NOWAIT;
+	child->flags = parent->flags & ~(BIO_NOWAIT | BIO_POLL_TRACKED);
 	child->queue_hint = parent->queue_hint;
 	child->end_io = child_end_io;
 	blkring__bio_chain(child, parent);

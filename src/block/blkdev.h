@@ -40,6 +40,10 @@ enum blkring__req_op {
 #define BIO_POLLED (1U << 2)     /* goes to a poll queue; completes when polled */
 #define BIO_NOUNMAP (1U << 3)    /* write zeroes: keep the range allocated */
 #define BIO_NOFALLBACK (1U << 4) /* write zeroes: no zero-page fallback */
+/* Polled, and its submitter polls this very bio (blkring__poll_bio) until
+ * it ends: a volume may keep its clones until polled (the cookie strategy).
+ * Split children do not inherit it: nobody polls them by name. */
+#define BIO_POLL_TRACKED (1U << 5)
 
 struct blkring_hctx;
 
@@ -124,8 +128,13 @@ struct blkring_dev_ops {
 	 * returns -EAGAIN for a BIO_NOWAIT bio it cannot take without
 	 * waiting (nothing issued, end_io not called). */
 	int (*submit_bio)(struct blkring_dev *dev, struct blkring_bio *bio);
-	/* Reap ready bios of a polled bio's queues; returns how many ended. */
+	/* Reap ready bios of a polled bio's queues (every poll queue when bio
+	 * is NULL or has no cookie); returns how many ended.  The bio may have
+	 * ended already, on another thread. */
 	int (*poll)(struct blkring_dev *dev, struct blkring_bio *bio);
+	/* Optional: reap one poll queue (a volume's `all` walk); a queue
+	 * another poller holds (hctx->busy) is skipped, answering 0. */
+	int (*poll_queue)(struct blkring_dev *dev, struct blkring_hctx *hctx);
 	/* Free the driver's state; the block layer frees the rest. */
 	void (*destroy)(struct blkring_dev *dev);
 };

@@ -377,8 +377,9 @@ static int parse_text(struct dm_table *t, const char *text)
 /* ---- limits and features ---- */
 
 #define NO_LIMIT (UINT32_MAX >> SECTOR_SHIFT)
-#define FEAT_ALL \
-	(BLKRING_FEAT_FLUSH | BLKRING_FEAT_FUA | BLKRING_FEAT_DISCARD | BLKRING_FEAT_WRITE_ZEROES)
+#define FEAT_ALL                                                        \
+	(BLKRING_FEAT_FLUSH | BLKRING_FEAT_FUA | BLKRING_FEAT_DISCARD | \
+	 BLKRING_FEAT_WRITE_ZEROES | BLKRING_FEAT_POLL)
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
@@ -405,8 +406,9 @@ static void stack_limits(struct blkring_limits *l, const struct blkring_limits *
 
 /*
  * Features are the intersection over targets, a target's the intersection
- * of its legs'.  Polling through volumes comes with its own issue: until
- * then a volume has no poll queues and polled I/O gets -EOPNOTSUPP.
+ * of its legs'.  So a volume polls only if every leg does (a target
+ * without legs, zero or error, never does, as in Linux); otherwise polled
+ * I/O gets -EOPNOTSUPP.
  */
 static void stack_table(struct dm_table *t)
 {
@@ -465,7 +467,7 @@ static int complete_table(struct dm_table *t)
 		return blkring__error(-EINVAL, "the table has no targets");
 	}
 	stack_table(t);
-	return check_alignment(t);
+	return check_alignment(t) ?: blkring__dm_poll_build(t);
 }
 
 int blkring__dm_table_create(const char *text, const char *source, const char *base_dir,
@@ -496,6 +498,7 @@ int blkring__dm_table_create(const char *text, const char *source, const char *b
 
 void blkring__dm_table_destroy(struct dm_table *t)
 {
+	blkring__dm_poll_free(t);
 	for (unsigned i = 0; i < t->nr_targets; i++) {
 		struct dm_target *ti = &t->targets[i];
 

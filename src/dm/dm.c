@@ -43,6 +43,7 @@ struct dm_volume {
 	struct blkring_dev *dev;
 
 	struct dm_inflight inflight; /* .blocked: suspended */
+	struct dm_poll_vol poll;
 
 	/* Slow path. */
 	pthread_mutex_t ctl __cacheline_aligned; /* one load, suspend or resume at a time */
@@ -83,6 +84,11 @@ struct dm_table *blkring__dm_inactive(struct blkring_dev *dev)
 	return ((struct dm_volume *)dev->private)->inactive;
 }
 
+struct dm_poll_vol *blkring__dm_poll_vol(struct blkring_dev *dev)
+{
+	return &((struct dm_volume *)dev->private)->poll;
+}
+
 /* ---- clones ---- */
 
 /* One split in progress.  The clone queued last holds the submitter's
@@ -92,20 +98,26 @@ struct dm_io {
 	struct dm_volume *v;
 	struct blkring_bio *orig;
 	bool issued;
+	bool track;               /* the cookie strategy keeps the clones issued... */
+	struct dm_clone *tracked; /* ...on this list, for orig's poller */
 	struct dm_clone *pending;
 	struct dm_target *pending_ti;
 };
 
-static void dm_clone_endio(struct blkring_bio *bio)
+void blkring__dm_clone_end(struct dm_clone *c)
 {
-	struct dm_clone *c = container_of(bio, struct dm_clone, bio);
 	struct blkring_bio *orig = c->orig;
 	struct dm_volume *v = c->vol;
-	int status = bio->status;
+	int status = c->bio.status;
 
 	blkring__dm_clone_free(c);
 	dm_inflight_put(&v->inflight);
 	blkring__bio_endio(orig, status);
+}
+
+static void dm_clone_endio(struct blkring_bio *bio)
+{
+	blkring__dm_clone_end(container_of(bio, struct dm_clone, bio));
 }
 
 static struct dm_clone *dm_clone_new(struct dm_io *io, unsigned op, uint64_t sector, uint64_t size,
@@ -120,10 +132,26 @@ static struct dm_clone *dm_clone_new(struct dm_io *io, unsigned op, uint64_t sec
 	c->bio.flags = io->orig->flags & CLONE_FLAGS;
 	c->bio.queue_hint = io->orig->queue_hint;
 	c->bio.end_io = dm_clone_endio;
+	if (unlikely(io->track)) {
+		/* Its leg may keep its own clones for it in turn. */
+		c->bio.flags |= BIO_POLL_TRACKED;
+		c->bio.end_io = blkring__dm_poll_clone_endio;
+	}
 	c->orig = io->orig;
 	c->vol = io->v;
 	c->nr = nr;
 	return c;
+}
+
+/* The cookie strategy: whatever becomes of an issued clone, orig's poller
+ * finds it on the list. */
+static void dm_track(struct dm_io *io, struct dm_clone *c)
+{
+	if (unlikely(io->track)) {
+		atomic_init(&c->poll_done, 0);
+		c->poll_next = io->tracked;
+		io->tracked = c;
+	}
 }
 
 /*
@@ -136,6 +164,7 @@ static int dm_issue(struct dm_io *io, struct dm_target *ti, struct dm_clone *c, 
 	bool first = !io->issued;
 	int ret;
 
+	dm_track(io, c);
 	if (!last) {
 		dm_inflight_get(&io->v->inflight);
 		atomic_fetch_add_explicit(&io->orig->remaining, 1, memory_order_relaxed);
@@ -147,6 +176,8 @@ static int dm_issue(struct dm_io *io, struct dm_target *ti, struct dm_clone *c, 
 	if (likely(!ret))
 		return 0;
 	if (ret == -EAGAIN && first && last) {
+		if (unlikely(io->track))
+			io->tracked = NULL;
 		blkring__dm_clone_free(c);
 		dm_inflight_put(&io->v->inflight);
 		return -EAGAIN;
@@ -281,9 +312,10 @@ static int dm_map_whole(struct dm_io *io, struct dm_target *ti)
  * original will end (exactly once), or a negative errno when nothing was
  * issued and the original is untouched.
  */
-static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+static int dm_map(struct dm_io *io, const struct dm_table *t)
 {
-	struct dm_io io = {.v = v, .orig = orig};
+	struct blkring_bio *orig = io->orig;
+	struct dm_volume *v = io->v;
 	int ret;
 
 	if (likely(orig->op <= REQ_OP_WRITE)) {
@@ -291,24 +323,35 @@ static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkr
 
 		if (likely(ti && orig->size <= blkring__dm_max_io_len(ti, orig->sector)
 		                                   << SECTOR_SHIFT))
-			return dm_map_whole(&io, ti);
+			return dm_map_whole(io, ti);
 	}
-	ret = dm_split(&io, t);
+	ret = dm_split(io, t);
 
-	if (likely(io.pending && !ret))
-		return dm_issue(&io, io.pending_ti, io.pending, true);
-	if (io.pending && io.issued) {
+	if (likely(io->pending && !ret))
+		return dm_issue(io, io->pending_ti, io->pending, true);
+	if (io->pending && io->issued) {
 		/* Failed part way: the last clone carries the error to the original. */
-		blkring__bio_endio(&io.pending->bio, ret);
+		dm_track(io, io->pending);
+		blkring__bio_endio(&io->pending->bio, ret);
 		return 0;
 	}
-	if (io.pending)
-		blkring__dm_clone_free(io.pending);
+	if (io->pending)
+		blkring__dm_clone_free(io->pending);
 	dm_inflight_put(&v->inflight);
 	if (ret)
 		return ret;
 	blkring__bio_endio(orig, 0); /* a flush with nothing to flush */
 	return 0;
+}
+
+static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+{
+	struct dm_io io = {.v = v, .orig = orig, .track = dm_poll_tracks(&v->poll, orig)};
+	int ret = dm_map(&io, t);
+
+	if (unlikely(io.tracked))
+		blkring__dm_poll_publish(orig, io.tracked);
+	return ret;
 }
 
 /* Returns 1 when the volume was resumed meanwhile (submit again), 0 when
@@ -336,6 +379,7 @@ static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	struct dm_volume *v = dev->private;
 	int ret;
 
+	dm_poll_set_cookie(&v->poll, bio);
 	do {
 		if (likely(dm_inflight_enter(&v->inflight)))
 			return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire),
@@ -396,10 +440,11 @@ static void dm_volume_destroy(struct blkring_dev *dev)
 static const struct blkring_dev_ops dm_volume_ops = {
     .name = "table",
     .submit_bio = dm_submit_bio,
+    .poll = blkring__dm_poll,
     .destroy = dm_volume_destroy,
 };
 
-static int dm_volume_new(struct dm_table *t, bool ro, struct blkring_dev **devp)
+static int dm_volume_new(struct dm_table *t, bool ro, unsigned poll, struct blkring_dev **devp)
 {
 	struct blkring_dev *dev = blkring__dev_alloc(&dm_volume_ops);
 	struct dm_volume *v = aligned_alloc(CACHELINE, sizeof(*v));
@@ -415,6 +460,7 @@ static int dm_volume_new(struct dm_table *t, bool ro, struct blkring_dev **devp)
 	atomic_init(&v->live, t);
 	v->ro = ro;
 	v->dev = dev;
+	v->poll.strategy = poll;
 	v->held_tail = &v->held;
 	pthread_mutex_init(&v->ctl, NULL);
 	pthread_mutex_init(&v->hold_lock, NULL);
@@ -425,14 +471,14 @@ static int dm_volume_new(struct dm_table *t, bool ro, struct blkring_dev **devp)
 }
 
 static int dm_create(const char *text, const char *source, const char *base_dir, bool ro,
-                     struct blkring_dev **devp)
+                     unsigned poll, struct blkring_dev **devp)
 {
 	struct dm_table *t;
 	int ret = blkring__dm_table_create(text, source, base_dir, NULL, &t);
 
 	if (ret)
 		return ret;
-	ret = dm_volume_new(t, ro, devp);
+	ret = dm_volume_new(t, ro, poll, devp);
 	if (ret)
 		blkring__dm_table_destroy(t);
 	return ret;
@@ -457,7 +503,7 @@ int blkring_vol_create(const char *table_text, const char *base_dir, struct blkr
 	if (!table_text || !devp)
 		return -EINVAL;
 	blkring__clear_error();
-	ret = dm_create(table_text, NULL, base_dir, false, &dev);
+	ret = dm_create(table_text, NULL, base_dir, false, DM_POLL_COOKIE, &dev);
 	if (ret)
 		return ret;
 	/* Not in the registry: no spec opens it, so it only needs a name. */
@@ -522,7 +568,9 @@ static void dm_swap(struct dm_volume *v)
 
 	blkring__dm_lock();
 	old = atomic_load(&v->live);
+	blkring__dm_poll_swap_begin(&v->poll);
 	atomic_store_explicit(&v->live, v->inactive, memory_order_release);
+	blkring__dm_poll_swap_end(&v->poll);
 	v->inactive = NULL;
 	dm_apply_table(v, atomic_load_explicit(&v->live, memory_order_relaxed));
 	blkring__dm_unlock();
@@ -648,7 +696,7 @@ static int read_table(const char *path, char **textp)
 	return 0;
 }
 
-static int table_open_path(const char *path, bool ro, struct blkring_dev **devp)
+static int table_open_path(const char *path, bool ro, unsigned poll, struct blkring_dev **devp)
 {
 	char *text = NULL, *dir = strdup(path), *slash;
 	int ret = dir ? read_table(path, &text) : -ENOMEM;
@@ -661,7 +709,7 @@ static int table_open_path(const char *path, bool ro, struct blkring_dev **devp)
 	if (slash)
 		slash[slash == dir ? 1 : 0] = '\0';
 	opening[nr_opening++] = path;
-	ret = dm_create(text, path, slash ? dir : NULL, ro, devp);
+	ret = dm_create(text, path, slash ? dir : NULL, ro, poll, devp);
 	nr_opening--;
 	free(text);
 	free(dir);
@@ -670,13 +718,15 @@ static int table_open_path(const char *path, bool ro, struct blkring_dev **devp)
 
 static int table_open(struct blkring_spec *spec, struct blkring_dev **devp)
 {
+	unsigned poll = DM_POLL_COOKIE; /* what Linux does today */
 	bool ro = false;
-	int ret = blkring__spec_bool(spec, "ro", &ro) ?: blkring__spec_check_unused(spec, "ro") ?:
-		  check_nesting(spec->path);
+	int ret = blkring__spec_bool(spec, "ro", &ro) ?:
+		  blkring__spec_choice(spec, "poll", blkring__dm_poll_names, &poll) ?:
+		  blkring__spec_check_unused(spec, "ro, poll") ?: check_nesting(spec->path);
 
 	if (ret)
 		return ret;
-	return table_open_path(spec->path, ro, devp);
+	return table_open_path(spec->path, ro, poll, devp);
 }
 
 const struct blkring_driver blkring__table_driver = {

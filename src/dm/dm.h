@@ -17,10 +17,12 @@
 #include <stdint.h>
 
 #include "block/blkdev.h"
+#include "dm-inflight.h"
 
 struct dm_table;
 struct dm_target;
 struct dm_volume;
+struct dm_poll_list;
 
 /* What map() did with a clone. */
 enum {
@@ -78,11 +80,8 @@ struct dm_target {
 /*
  * A table: immutable once built.  The volume reads it on every I/O
  * without a lock; a swap happens only while the volume is suspended and
- * drained (dm.c says why that needs no RCU).  Polling through volumes
- * (a later issue) adds per-table state here: the `all` strategy's list of
- * every leg's poll queues, built from the legs at load time and swapped
- * with the table; the `cookie` strategy needs nothing here (clones record
- * their hctx).
+ * drained (dm.c says why that needs no RCU).  Its poll list (the `all`
+ * strategy's, dm-poll.c) is built with it and goes with it.
  */
 struct dm_table {
 	struct dm_target *targets;
@@ -94,6 +93,7 @@ struct dm_table {
 	char *source;              /* FILE for messages, or NULL: `line N` */
 	char *base_dir;            /* relative leg paths start here; NULL: the cwd */
 	struct blkring_dev *owner; /* the volume it is built for, if it exists */
+	struct dm_poll_list *poll; /* every poll queue below it */
 };
 
 /* ---- tables (dm-table.c) ---- */
@@ -165,6 +165,10 @@ struct dm_clone {
 	struct dm_volume *vol;
 	unsigned nr; /* which of a target's flush/discard clones */
 	struct dm_clone_cache *cache;
+	/* The cookie strategy: a polled original's clones, kept until its
+	 * poller sees them done (dm-poll.c). */
+	struct dm_clone *poll_next;
+	_Atomic uint32_t poll_done;
 };
 
 static inline unsigned dm_clone_nr(const struct blkring_bio *clone)
@@ -187,5 +191,59 @@ struct dm_table *blkring__dm_inactive(struct blkring_dev *dev);
  * checks, describe).  Never held across a device open or close. */
 void blkring__dm_lock(void);
 void blkring__dm_unlock(void);
+/* Ends a clone as its end_io does: frees it, drops its in-flight count and
+ * ends the original (the cookie strategy's reaping, dm-poll.c). */
+void blkring__dm_clone_end(struct dm_clone *c);
+
+/* ---- polling through volumes (dm-poll.c) ---- */
+
+/* The spec key poll=: how polling a volume finds the queues to poll. */
+enum {
+	DM_POLL_ALL,    /* the table's list of every poll queue below it (seed 001) */
+	DM_POLL_COOKIE, /* the clones of the polled bio, each leg polling its own (Linux 5.18) */
+};
+extern const char *const blkring__dm_poll_names[]; /* "all", "cookie", NULL */
+
+/* A volume's polling state, inside its struct dm_volume. */
+struct dm_poll_vol {
+	unsigned strategy; /* DM_POLL_* */
+	/* `all`: polling any polled bio of the volume polls every queue, so
+	 * they share this cookie (bio->hctx) and a ring polls one per pass.
+	 * Never a real queue: only its address is used. */
+	struct blkring_hctx shared_cookie;
+	_Atomic uint32_t gen;       /* table swaps so far: a parent's list goes stale */
+	struct dm_inflight walkers; /* pollers walking the live table's list */
+};
+struct dm_poll_vol *blkring__dm_poll_vol(struct blkring_dev *dev);
+
+/* At load: the table's list of every poll queue reachable through it.
+ * 0 or -ENOMEM. */
+int blkring__dm_poll_build(struct dm_table *t);
+void blkring__dm_poll_free(struct dm_table *t);
+/* The volume's poll op. */
+int blkring__dm_poll(struct blkring_dev *dev, struct blkring_bio *bio);
+/* Swapping the live table: no walker may be left on the old one. */
+void blkring__dm_poll_swap_begin(struct dm_poll_vol *pv);
+void blkring__dm_poll_swap_end(struct dm_poll_vol *pv);
+
+/* The cookie strategy's part of submission (dm.c): an original whose
+ * poller polls it by name keeps its clones on a list until they are seen
+ * done. */
+static inline bool dm_poll_tracks(const struct dm_poll_vol *pv, const struct blkring_bio *orig)
+{
+	return unlikely(orig->flags & BIO_POLL_TRACKED) && pv->strategy == DM_POLL_COOKIE;
+}
+void blkring__dm_poll_clone_endio(struct blkring_bio *bio);
+
+/* Written only when it changes: a held bio, replayed later by another
+ * thread, is read by its poller meanwhile. */
+static inline void dm_poll_set_cookie(struct dm_poll_vol *pv, struct blkring_bio *bio)
+{
+	if (unlikely(bio->flags & BIO_POLLED) && pv->strategy == DM_POLL_ALL &&
+	    bio->hctx != &pv->shared_cookie)
+		bio->hctx = &pv->shared_cookie;
+}
+/* Publishes the clones issued for orig to its poller (release). */
+void blkring__dm_poll_publish(struct blkring_bio *orig, struct dm_clone *head);
 
 #endif

@@ -491,6 +491,13 @@ static int poll_queue(struct null_queue *q)
 	return n;
 }
 
+static int null_poll_queue(struct blkring_dev *dev, struct blkring_hctx *hctx)
+{
+	struct null_dev *nd = dev->private;
+
+	return poll_queue(&nd->queues[hctx->index]);
+}
+
 static int null_poll(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	struct null_dev *nd = dev->private;
@@ -565,6 +572,7 @@ static const struct blkring_dev_ops null_ops = {
     .name = "null",
     .submit_bio = null_submit_bio,
     .poll = null_poll,
+    .poll_queue = null_poll_queue,
     .destroy = null_destroy,
 };
 
@@ -572,6 +580,7 @@ static const struct blkring_dev_ops null_none_ops = {
     .name = "null",
     .submit_bio = null_submit_bio_none,
     .poll = null_poll,
+    .poll_queue = null_poll_queue,
     .destroy = null_destroy,
 };
 

@@ -88,6 +88,8 @@ static int rwv_issue(struct blkring_req *req, unsigned op)
 	if (unlikely(req->rw_flags))
 		blkring__rw_set_flags(req->rw_flags, bio, op == REQ_OP_WRITE);
 	req->result = (int32_t)req->len;
+	if (unlikely(req->ctx->flags & BLKRING_SETUP_IOPOLL))
+		return blkring__iopoll_submit(req->ctx, req, bio);
 	return blkring__submit_req_bio(req, bio);
 }
 

@@ -96,6 +96,9 @@ struct blkring_req {
 	uint8_t opcode;
 	uint8_t sqe_flags;
 	uint16_t flags; /* REQ_F_* */
+	/* IOPOLL: set (release) by the polled bio's end, on any thread; the
+	 * owner reaps the request only once it reads it set (acquire). */
+	_Atomic uint32_t iopoll_done;
 	struct blkring_dev *dev;
 
 	/* Read and write parameters, kept for a re-issue from a worker. */
@@ -157,6 +160,8 @@ struct blkring__ctx {
 	bool exiting;
 
 	struct blkring_req *ovf_head, *ovf_tail;
+	/* IOPOLL: polled requests in flight, in issue order (iopoll.c). */
+	struct blkring_req *iopoll_head, *iopoll_tail;
 
 	unsigned flags; /* BLKRING_SETUP_* */
 	struct blkring__req_chunk *chunks;
@@ -300,6 +305,17 @@ void blkring__io_wq_exit(struct blkring__io_wq *wq);
 
 /* register.c */
 void blkring__devices_drop(struct blkring__ctx *ctx);
+
+/* iopoll.c: polled reads and writes (BLKRING_SETUP_IOPOLL). */
+int blkring__iopoll_submit(struct blkring__ctx *ctx, struct blkring_req *req,
+                           struct blkring_bio *bio);
+unsigned blkring__iopoll(struct blkring__ctx *ctx);
+int blkring__iopoll_spin(const struct timespec *deadline);
+
+static inline bool blkring__iopoll_pending(const struct blkring__ctx *ctx)
+{
+	return ctx->iopoll_head != NULL;
+}
 
 /* wait.c: what the owner does whenever it enters the ring. */
 void blkring__enter(struct blkring__ctx *ctx);

@@ -109,6 +109,8 @@ static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_re
 	bio->queue_hint = ctx->queue_hint;
 	bio->end_io = blkring__req_bio_end_io;
 	bio->private = req;
+	if (unlikely(ctx->flags & BLKRING_SETUP_IOPOLL))
+		return blkring__iopoll_submit(ctx, req, bio);
 	return blkring__submit_bio(bio);
 }
 

@@ -15,10 +15,10 @@ _Thread_local char blkring__thread_anchor __attribute__((tls_model("initial-exec
 /* Each ring's bios carry its own hint, spreading rings over hardware queues. */
 static _Atomic uint32_t next_queue_hint;
 
-#define BLKRING_SETUP_SUPPORTED (BLKRING_SETUP_CQSIZE | BLKRING_SETUP_SINGLE_ISSUER)
-#define BLKRING_SETUP_NOT_YET                                                 \
-	(BLKRING_SETUP_IOPOLL | BLKRING_SETUP_SQPOLL | BLKRING_SETUP_SQ_AFF | \
-	 BLKRING_SETUP_DEFER_TASKRUN)
+#define BLKRING_SETUP_SUPPORTED \
+	(BLKRING_SETUP_IOPOLL | BLKRING_SETUP_CQSIZE | BLKRING_SETUP_SINGLE_ISSUER)
+#define BLKRING_SETUP_NOT_YET \
+	(BLKRING_SETUP_SQPOLL | BLKRING_SETUP_SQ_AFF | BLKRING_SETUP_DEFER_TASKRUN)
 /* Requests made at setup; more come in chunks if ever needed. */
 #define BLKRING_REQ_PREALLOC_MAX 4096U
 
@@ -35,8 +35,8 @@ static int params_check_flags(const struct blkring_params *p)
 		                          ~(BLKRING_SETUP_SUPPORTED | BLKRING_SETUP_NOT_YET));
 	if (p->flags & BLKRING_SETUP_NOT_YET)
 		return blkring__error(-EINVAL,
-		                      "ring setup: flags 0x%x (IOPOLL, SQPOLL, SQ_AFF, "
-		                      "DEFER_TASKRUN) are not supported yet",
+		                      "ring setup: flags 0x%x (SQPOLL, SQ_AFF, DEFER_TASKRUN) "
+		                      "are not supported yet",
 		                      p->flags & BLKRING_SETUP_NOT_YET);
 	for (unsigned i = 0; i < ARRAY_SIZE(p->resv); i++)
 		if (p->resv[i])
@@ -187,14 +187,18 @@ static void exit_cancel_queued_work(struct blkring__ctx *ctx)
 	}
 }
 
-/* Requests that already started cannot be called back: wait for them. */
+/* Requests that already started cannot be called back: wait for them,
+ * polling those that complete only when polled. */
 static void exit_wait_inflight(struct blkring__ctx *ctx)
 {
 	for (;;) {
 		blkring__enter(ctx);
+		if (blkring__iopoll_pending(ctx))
+			blkring__iopoll(ctx);
 		if (ctx->nr_seq == ctx->nr_done)
 			return;
-		blkring__tw_wait(ctx, NULL);
+		if (!blkring__iopoll_pending(ctx))
+			blkring__tw_wait(ctx, NULL);
 	}
 }
 

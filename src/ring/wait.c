@@ -75,12 +75,18 @@ int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigne
 		return -EINVAL;
 	for (;;) {
 		blkring__enter(ctx);
+		if (unlikely(blkring__iopoll_pending(ctx)))
+			blkring__iopoll(ctx);
 		*cqe_ptr = cq_first(ring);
 		if (*cqe_ptr && blkring_cq_ready(ring) >= wait_nr)
 			return 0;
 		if (!wait_nr)
 			return -EAGAIN;
-		ret = blkring__tw_wait(ctx, ts ? &deadline : NULL);
+		/* Polled I/O completes only if we poll: spin, never sleep. */
+		if (unlikely(blkring__iopoll_pending(ctx)))
+			ret = blkring__iopoll_spin(ts ? &deadline : NULL);
+		else
+			ret = blkring__tw_wait(ctx, ts ? &deadline : NULL);
 		if (ret < 0) {
 			blkring__enter(ctx);
 			*cqe_ptr = cq_first(ring);
@@ -114,6 +120,8 @@ unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes,
 
 	if (!ready && blkring__is_owner(ring->ctx)) {
 		blkring__enter(ring->ctx);
+		if (unlikely(blkring__iopoll_pending(ring->ctx)))
+			blkring__iopoll(ring->ctx);
 		ready = blkring_cq_ready(ring);
 	}
 	if (ready > count)
