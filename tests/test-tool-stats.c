@@ -51,9 +51,11 @@ static void test_lat_stat(void)
 		lat_add(&b, 300);
 	CHECK(a.n == b.n && a.sum == b.sum && a.sumsq == b.sumsq && a.min == b.min &&
 	      a.max == b.max);
-	lat_add_uncounted(&a, 7);
-	CHECK_EQ(a.n, 4);
+	lat_add_n(&a, 7, 2);
+	CHECK_EQ(a.n, 6);
 	CHECK_EQ(a.min, 7);
+	CHECK_EQ(a.sum, 4 * 300 + 2 * 7);
+	CHECK(a.sumsq == 4 * 300 * 300 + 2 * 7 * 7);
 }
 
 static void test_buckets(void)
@@ -78,13 +80,15 @@ static void test_lat_buckets(void)
 	struct lat_buckets lb;
 
 	job_stats_init(st);
-	hist_add(&st->dir[DDIR_READ].lat_hist, 1);           /* ns "2": below 2 */
-	hist_add(&st->dir[DDIR_READ].lat_hist, 260);         /* ns "500" */
-	hist_add(&st->dir[DDIR_WRITE].lat_hist, 1500);       /* us "2" */
-	hist_add(&st->dir[DDIR_WRITE].lat_hist, 30000000);   /* ms "50" */
-	hist_add(&st->dir[DDIR_WRITE].lat_hist, 1500000000); /* ms "2000" */
-	st->dir[DDIR_READ].lat.n = 2;
-	st->dir[DDIR_WRITE].lat.n = 3;
+	hist_add(&st->dir[DDIR_READ].clat_hist, 1);           /* ns "2": below 2 */
+	hist_add(&st->dir[DDIR_READ].clat_hist, 260);         /* ns "500" */
+	hist_add(&st->dir[DDIR_WRITE].clat_hist, 1500);       /* us "2" */
+	hist_add(&st->dir[DDIR_WRITE].clat_hist, 30000000);   /* ms "50" */
+	hist_add(&st->dir[DDIR_WRITE].clat_hist, 1500000000); /* ms "2000" */
+	/* total latencies are not what fio counts there */
+	hist_add(&st->dir[DDIR_WRITE].lat_hist, 3000000000);
+	st->dir[DDIR_READ].clat.n = 2;
+	st->dir[DDIR_WRITE].clat.n = 3;
 	lat_buckets(st, &lb);
 	CHECK(lb.ns[0] == 20.0 && lb.ns[7] == 20.0);
 	CHECK(lb.us[0] == 20.0);

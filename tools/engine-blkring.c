@@ -13,6 +13,9 @@
 struct ring_engine {
 	struct blkring ring;
 	bool registered;
+	/* The read or write every SQ slot holds but for three fields (-1: none). */
+	int shape_op;
+	unsigned shape_len;
 };
 
 static void ring_exit(struct job *j)
@@ -41,6 +44,7 @@ static int ring_init(struct job *j)
 		job_fail(j, ret, "setting up the ring");
 		return ret;
 	}
+	e->shape_op = -1;
 	j->engine_data = e;
 	ret = blkring_register_devices(&e->ring, &j->dev, 1);
 	if (ret) {
@@ -68,21 +72,76 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io)
 }
 
 /*
+ * The SQEs of a one-direction job's reads or writes differ only in offset,
+ * buffer and unit.  As fio's io_uring engine writes only the fields that
+ * change into the SQEs it owns, this engine writes the job's SQE into every
+ * slot of the SQ once, then only those three fields: the ring only reads
+ * SQEs, so the rest stays as written.  Any other SQE voids the shape.
+ */
+static void ring_shape(struct ring_engine *e, int op, unsigned len)
+{
+	struct blkring_sq *sq = &e->ring.sq;
+
+	if (e->shape_op == op && e->shape_len == len)
+		return;
+	for (unsigned i = 0; i < sq->ring_entries; i++)
+		blkring_prep_rw(op, &sq->sqes[i], 0, NULL, len, 0);
+	e->shape_op = op;
+	e->shape_len = len;
+}
+
+/* n SQEs in a row of the SQ array, which holds the job's shape. */
+static void ring_fill_rw(struct blkring_sqe *sqe, struct io_unit **ios, unsigned n,
+                         struct io_batch *b)
+{
+	for (unsigned i = 0; i < n; i++, sqe++) {
+		struct io_unit *io = ios[i];
+
+		io->batch = b;
+		sqe->off = io->offset;
+		sqe->addr = (uint64_t)(uintptr_t)io->buf;
+		blkring_sqe_set_data(sqe, io);
+	}
+}
+
+static void ring_prep_rw_batch(struct ring_engine *e, uint32_t tail, struct io_unit **ios,
+                               unsigned n, int op, unsigned len, struct io_batch *b)
+{
+	struct blkring_sq *sq = &e->ring.sq;
+	uint32_t first = tail & sq->ring_mask;
+	unsigned run = sq->ring_entries - first < n ? sq->ring_entries - first : n;
+
+	ring_shape(e, op, len);
+	ring_fill_rw(&sq->sqes[first], ios, run, b);
+	ring_fill_rw(sq->sqes, ios + run, n - run, b);
+}
+
+/*
  * Fills n SQEs straight from the SQ array, as blkring_get_sqe() would one by
  * one: at most iodepth units exist and the SQ holds at least that many, so
  * there is always room.
  */
 static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 {
-	struct blkring *ring = &((struct ring_engine *)j->engine_data)->ring;
-	struct blkring_sq *sq = &ring->sq;
+	struct ring_engine *e = j->engine_data;
+	struct blkring_sq *sq = &e->ring.sq;
+	struct io_batch *b = j->issuing;
 	uint32_t tail = sq->sqe_tail;
 	int ret;
 
-	for (unsigned i = 0; i < n; i++)
-		ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i]);
+	if (j->single && (j->ddir == DDIR_READ || j->ddir == DDIR_WRITE)) {
+		ring_prep_rw_batch(e, tail, ios, n,
+		                   j->ddir == DDIR_READ ? BLKRING_OP_READ : BLKRING_OP_WRITE,
+		                   j->bs[j->ddir], b);
+	} else {
+		e->shape_op = -1;
+		for (unsigned i = 0; i < n; i++) {
+			ios[i]->batch = b;
+			ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i]);
+		}
+	}
 	sq->sqe_tail = tail + n;
-	ret = blkring_submit(ring);
+	ret = blkring_submit(&e->ring);
 	return ret < 0 ? ret : 0;
 }
 
@@ -92,35 +151,49 @@ static inline struct io_unit *cqe_unit(const struct blkring_cqe *cqe)
 }
 
 /*
- * Accounts n CQEs from head.  A one-direction job's units all go to the same
- * statistics, so its loop has them at hand and checks only the result.
+ * n CQEs in a row of the CQ array, of a one-direction job: its units all go
+ * to the same statistics, so the loop counts them per submission and checks
+ * only the result.
+ */
+static void ring_count_run(struct job *j, const struct blkring_cqe *cqe, unsigned n,
+                           struct io_unit **free, uint64_t now)
+{
+	unsigned len = j->bs[j->ddir];
+	struct io_batch *last = NULL;
+
+	for (unsigned i = 0; i < n; i++, cqe++) {
+		struct io_unit *io = cqe_unit(cqe);
+
+		free[i] = io;
+		last = job_reaped_after(j, io, last);
+		if (unlikely((unsigned)cqe->res != len))
+			job_account(j, io, cqe->res, now);
+	}
+}
+
+/*
+ * Counts n CQEs from head against their submissions (job_account_reaped()
+ * then accounts them); the units of jobs with several directions are
+ * accounted one by one.
  */
 static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned head, unsigned n,
                          uint64_t now)
 {
 	const struct blkring_cqe *cqes = cq->cqes;
 	struct io_unit **free = j->free + j->nr_free;
-	uint32_t mask = cq->ring_mask;
+	uint32_t first = head & cq->ring_mask;
+	unsigned run = cq->ring_entries - first < n ? cq->ring_entries - first : n;
 
 	if (j->single) {
-		struct dir_stats *ds = &j->st->dir[j->ddir];
-
-		for (unsigned i = 0; i < n; i++) {
-			const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
-			struct io_unit *io = cqe_unit(cqe);
-
-			free[i] = io;
-			if (likely((unsigned)cqe->res == io->len))
-				dir_account(ds, io, now);
-			else
-				job_complete_slow(j, io, cqe->res, now);
-		}
+		ring_count_run(j, &cqes[first], run, free, now);
+		ring_count_run(j, cqes, n - run, free + run, now);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		const struct blkring_cqe *cqe = &cqes[(head + i) & mask];
+		const struct blkring_cqe *cqe = &cqes[(head + i) & cq->ring_mask];
 
 		free[i] = cqe_unit(cqe);
+		job_reaped_after(j, free[i], NULL);
 		job_account(j, free[i], cqe->res, now);
 	}
 }

@@ -25,8 +25,7 @@ static int sync_submit(struct job *j, struct io_unit **ios, unsigned n)
 		uint64_t t = clock_now_ns();
 		ssize_t ret = sync_do(j, io);
 
-		io->start_ns = io->issue_ns = t;
-		job_account(j, io, (int)ret, clock_now_ns());
+		job_complete(j, io, (int)ret, t, t, clock_now_ns());
 		j->free[j->nr_free++] = io;
 		j->inflight--;
 	}

@@ -35,9 +35,14 @@ static inline unsigned hist_index(uint64_t ns)
 	return likely(idx < HIST_NR) ? idx : HIST_NR - 1;
 }
 
+static inline void hist_add_n(struct hist *h, uint64_t ns, uint64_t n)
+{
+	h->bucket[hist_index(ns)] += n;
+}
+
 static inline void hist_add(struct hist *h, uint64_t ns)
 {
-	h->bucket[hist_index(ns)]++;
+	hist_add_n(h, ns, 1);
 }
 
 /* The value a bucket stands for: its midpoint, as fio's plat_idx_to_val. */

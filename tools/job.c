@@ -51,12 +51,13 @@ static void job_io_error(struct job *j, struct io_unit *io, int err)
 }
 
 /* The I/Os the histograms count, so each log has total_ios lines. */
-static void job_log_completion(struct job *j, const struct io_unit *io, uint64_t now)
+static void job_log_completion(struct job *j, const struct io_unit *io, uint64_t start,
+                               uint64_t issue, uint64_t now)
 {
 	uint64_t t = since(now, j->start_ns);
 
-	latlog_add(j->log, LATLOG_CLAT, t, since(now, io->issue_ns), io->ddir, io->len, io->offset);
-	latlog_add(j->log, LATLOG_LAT, t, since(now, io->start_ns), io->ddir, io->len, io->offset);
+	latlog_add(j->log, LATLOG_CLAT, t, since(now, issue), io->ddir, io->len, io->offset);
+	latlog_add(j->log, LATLOG_LAT, t, since(now, start), io->ddir, io->len, io->offset);
 }
 
 static void job_log_submission(struct job *j, struct io_unit **ios, unsigned n, uint64_t start,
@@ -70,7 +71,8 @@ static void job_log_submission(struct job *j, struct io_unit **ios, unsigned n, 
 			           ios[i]->offset);
 }
 
-void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now)
+void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, uint64_t issue,
+                  uint64_t now)
 {
 	struct dir_stats *ds;
 
@@ -80,24 +82,43 @@ void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now)
 	}
 	if (io->ddir == DDIR_SYNC) {
 		j->st->sync_ios++;
-		lat_add(&j->st->sync_lat, since(now, io->issue_ns));
-		hist_add(&j->st->sync_hist, since(now, io->issue_ns));
+		lat_add(&j->st->sync_lat, since(now, issue));
+		hist_add(&j->st->sync_hist, since(now, issue));
 		return;
 	}
 	ds = &j->st->dir[io->ddir];
-	if ((unsigned)res == io->len) {
-		dir_account(ds, io, now);
-	} else {
-		/* Short: fewer bytes than asked, counted as an I/O of that size. */
+	/* Short: fewer bytes than asked, counted as an I/O of that size. */
+	if ((unsigned)res != io->len) {
 		ds->short_ios++;
 		j->short_missing[io->ddir] += io->len - (unsigned)res;
-		lat_add_uncounted(&ds->clat, since(now, io->issue_ns));
-		lat_add_uncounted(&ds->lat, since(now, io->start_ns));
-		hist_add(&ds->clat_hist, since(now, io->issue_ns));
-		hist_add(&ds->lat_hist, since(now, io->start_ns));
 	}
+	dir_account_n(ds, since(now, issue), since(now, start), 1);
 	if (j->log && !j->ramping)
-		job_log_completion(j, io, now);
+		job_log_completion(j, io, start, issue, now);
+}
+
+void job_reaped_record(struct job *j, struct io_batch *b)
+{
+	if (!b->reaped)
+		j->touched[j->nr_touched++] = b;
+}
+
+void job_account_reaped(struct job *j, uint64_t now)
+{
+	struct dir_stats *ds = &j->st->dir[j->ddir];
+
+	for (unsigned i = 0; i < j->nr_touched; i++) {
+		struct io_batch *b = j->touched[i];
+		uint32_t n = b->reaped - b->apart;
+
+		if (n)
+			dir_account_n(ds, now - b->issue_ns, now - b->start_ns, n);
+		b->inflight -= b->reaped;
+		b->reaped = b->apart = 0;
+		if (!b->inflight)
+			j->free_batches[j->nr_free_batches++] = b;
+	}
+	j->nr_touched = 0;
 }
 
 void job_count(struct job *j)
@@ -105,7 +126,7 @@ void job_count(struct job *j)
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
 		struct dir_stats *ds = &j->st->dir[d];
 
-		ds->ios = ds->clat.n = ds->lat.n = hist_total(&ds->clat_hist);
+		ds->ios = ds->clat.n;
 		ds->bytes = ds->ios * j->bs[d] - j->short_missing[d];
 	}
 }
@@ -213,9 +234,11 @@ static void job_unplan(struct job *j, unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		j->free[j->nr_free++] = j->batch[i];
 	j->inflight -= n;
+	j->free_batches[j->nr_free_batches++] = j->issuing;
 }
 
-static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, uint64_t start,
+/* Every unit of a batch was planned at b's start and submitted at `now`. */
+static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, struct io_batch *b,
                           uint64_t now)
 {
 	struct job_stats *st = j->st;
@@ -229,37 +252,44 @@ static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, uint6
 		/* Done inside submit: one completion batch per submission. */
 		st->complete_map[batch_bucket(n)]++;
 		st->completes++;
+		j->free_batches[j->nr_free_batches++] = b;
 		return;
 	}
-	for (unsigned i = 0; i < n; i++)
-		ios[i]->issue_ns = now;
-	/* Every unit of a batch was planned at `start` and submitted at `now`. */
+	b->issue_ns = now;
+	b->inflight = n;
 	if (j->single) {
-		lat_add_n(&st->dir[j->ddir].slat, now - start, n);
+		lat_add_n(&st->dir[j->ddir].slat, now - b->start_ns, n);
 		return;
 	}
 	if (j->log && !j->ramping)
-		job_log_submission(j, ios, n, start, now);
+		job_log_submission(j, ios, n, b->start_ns, now);
 	for (unsigned i = 0; i < n; i++)
 		cnt[ios[i]->ddir]++;
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		if (cnt[d])
-			lat_add_n(&st->dir[d].slat, now - start, cnt[d]);
+			lat_add_n(&st->dir[d].slat, now - b->start_ns, cnt[d]);
 }
 
+/*
+ * Plans and submits a batch.  Batches in flight are fewer than units in
+ * flight, so with room for a unit there is an idle record.
+ */
 static uint64_t job_issue(struct job *j, uint64_t now)
 {
 	unsigned n = j->depth - j->inflight;
+	struct io_batch *b;
 	uint64_t t;
 	int ret;
 
 	if (n > j->batch_submit)
 		n = j->batch_submit;
-	n = j->plan(j, j->batch, n, now);
+	n = j->plan(j, j->batch, n);
 	if (!n) {
 		j->draining = true;
 		return now;
 	}
+	b = j->issuing = j->free_batches[--j->nr_free_batches];
+	b->start_ns = now;
 	j->inflight += n;
 	ret = j->engine->submit(j, j->batch, n);
 	if (unlikely(ret)) {
@@ -268,7 +298,7 @@ static uint64_t job_issue(struct job *j, uint64_t now)
 		return now;
 	}
 	t = clock_now_ns();
-	job_submitted(j, j->batch, n, now, t);
+	job_submitted(j, j->batch, n, b, t);
 	return t;
 }
 
@@ -288,6 +318,7 @@ static uint64_t job_reap(struct job *j)
 		j->inflight = 0;
 		return clock_now_ns();
 	}
+	job_account_reaped(j, j->now_ns);
 	j->st->complete_map[batch_bucket((unsigned)n)]++;
 	j->st->completes++;
 	return j->now_ns;
@@ -344,7 +375,11 @@ static int job_alloc(struct job *j)
 	j->ios = calloc(j->depth, sizeof(*j->ios));
 	j->free = calloc(j->depth, sizeof(*j->free));
 	j->batch = calloc(j->depth, sizeof(*j->batch));
-	if (!j->ios || !j->free || !j->batch || posix_memalign(&j->bufs, 4096, j->depth * bs))
+	j->batches = calloc(j->depth, sizeof(*j->batches));
+	j->free_batches = calloc(j->depth, sizeof(*j->free_batches));
+	j->touched = calloc(j->depth, sizeof(*j->touched));
+	if (!j->ios || !j->free || !j->batch || !j->batches || !j->free_batches || !j->touched ||
+	    posix_memalign(&j->bufs, 4096, j->depth * bs))
 		return -ENOMEM;
 	/* Written data is random, as fio's default buffers are. */
 	for (uint64_t i = 0; i < j->depth * bs / 8; i++)
@@ -352,8 +387,10 @@ static int job_alloc(struct job *j)
 	for (unsigned i = 0; i < j->depth; i++) {
 		j->ios[i].buf = (char *)j->bufs + i * bs;
 		j->free[i] = &j->ios[i];
+		j->free_batches[i] = &j->batches[i];
 	}
 	j->nr_free = j->depth;
+	j->nr_free_batches = j->depth;
 	return 0;
 }
 
@@ -443,9 +480,14 @@ static void job_teardown(struct job *j)
 	free(j->ios);
 	free(j->free);
 	free(j->batch);
+	free(j->batches);
+	free(j->free_batches);
+	free(j->touched);
 	free(j->bufs);
 	j->ios = NULL;
 	j->free = j->batch = NULL;
+	j->batches = NULL;
+	j->free_batches = j->touched = NULL;
 	j->bufs = NULL;
 }
 

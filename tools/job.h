@@ -19,18 +19,34 @@
 #include "plan.h"
 #include "stats.h"
 
+struct io_batch;
+
 struct io_unit {
-	uint64_t start_ns; /* planned: fio's start_time */
-	uint64_t issue_ns; /* submitted */
+	struct io_batch *batch; /* the submission it went out in (async engines) */
 	uint64_t offset;
 	uint32_t len;
 	uint8_t ddir; /* DDIR_* or DDIR_SYNC */
 	void *buf;
 };
 
+/*
+ * A submission of an async engine.  Its units share two stamps, so their
+ * slat is one value and their clat and lat depend only on the reap that
+ * ends them: a reap counts its units per submission (job_reaped()) and
+ * accounts each submission's count at once (job_account_reaped()), which
+ * gives the statistics and histograms one sample per unit would.
+ */
+struct io_batch {
+	uint64_t start_ns; /* planned: fio's start_time */
+	uint64_t issue_ns; /* submitted: fio's issue_time */
+	uint32_t inflight; /* units not reaped yet */
+	uint32_t reaped;   /* units of the reap under way */
+	uint32_t apart;    /* of those, accounted one by one (job_account()) */
+};
+
 struct bench_engine;
 
-typedef unsigned (*plan_fn)(struct job *j, struct io_unit **ios, unsigned n, uint64_t now);
+typedef unsigned (*plan_fn)(struct job *j, struct io_unit **ios, unsigned n);
 
 struct job {
 	/* Set before the thread starts. */
@@ -48,6 +64,11 @@ struct job {
 	struct io_unit **free; /* stack of idle units */
 	struct io_unit **batch;
 	unsigned nr_free;
+	struct io_batch *batches;
+	struct io_batch **free_batches; /* stack of idle records */
+	struct io_batch **touched;      /* records with units in the reap under way */
+	unsigned nr_free_batches, nr_touched;
+	struct io_batch *issuing; /* the record of the submission being queued */
 	unsigned depth, inflight;
 	unsigned batch_submit, complete_min, complete_max;
 	bool draining;
@@ -89,36 +110,66 @@ static inline uint64_t since(uint64_t now, uint64_t then)
 	return now > then ? now - then : 0;
 }
 
-/* Errors, short I/Os, flushes, and every I/O of a job that logs latencies. */
-void job_complete_slow(struct job *j, struct io_unit *io, int res, uint64_t now);
+/*
+ * Accounts one unit from its stamps, whatever its end: an error, a flush, a
+ * short transfer, or a full one; and every unit of a job that logs
+ * latencies, which it writes to the log.
+ */
+void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, uint64_t issue,
+                  uint64_t now);
+
+static inline void dir_account_n(struct dir_stats *ds, uint64_t clat, uint64_t lat, uint64_t n)
+{
+	lat_add_n(&ds->clat, clat, n);
+	lat_add_n(&ds->lat, lat, n);
+	hist_add_n(&ds->clat_hist, clat, n);
+	hist_add_n(&ds->lat_hist, lat, n);
+}
+
+/* A submission met first in a reap, or again after another one's units. */
+void job_reaped_record(struct job *j, struct io_batch *b);
 
 /*
- * Accounts one completion: latencies and histograms.  Counts are not kept
- * per I/O: the histogram's total is the number of I/Os, and bytes follow
- * from the block size (job_count()).  The engine returns the unit to the
- * idle stack.
+ * Counts a reaped unit against its submission; every reaped unit comes
+ * here.  Units of one submission tend to be reaped together: `last` is the
+ * previous unit's, and a record met again needs no look at the list.
  */
-static inline void dir_account(struct dir_stats *ds, const struct io_unit *io, uint64_t now)
+static inline struct io_batch *job_reaped_after(struct job *j, struct io_unit *io,
+                                                struct io_batch *last)
 {
-	/* Invariant TSCs the kernel trusts are in step on every CPU, so
-	 * stamps of one thread never run backwards. */
-	uint64_t clat = now - io->issue_ns, lat = now - io->start_ns;
+	struct io_batch *b = io->batch;
 
-	lat_add_uncounted(&ds->clat, clat);
-	lat_add_uncounted(&ds->lat, lat);
-	hist_add(&ds->clat_hist, clat);
-	hist_add(&ds->lat_hist, lat);
+	if (unlikely(b != last))
+		job_reaped_record(j, b);
+	b->reaped++;
+	return b;
 }
 
+/*
+ * A reaped unit accounted on its own (several directions, or a result other
+ * than the full length): its submission's count leaves it out.
+ */
 static inline void job_account(struct job *j, struct io_unit *io, int res, uint64_t now)
 {
-	if (unlikely((unsigned)res != io->len || io->ddir >= BENCH_DDIR_NR || j->log))
-		job_complete_slow(j, io, res, now);
+	struct io_batch *b = io->batch;
+
+	b->apart++;
+	/* Invariant TSCs the kernel trusts are in step on every CPU, so
+	 * stamps of one thread never run backwards. */
+	if (likely((unsigned)res == io->len && io->ddir < BENCH_DDIR_NR && !j->log))
+		dir_account_n(&j->st->dir[io->ddir], now - b->issue_ns, now - b->start_ns, 1);
 	else
-		dir_account(&j->st->dir[io->ddir], io, now);
+		job_complete(j, io, res, b->start_ns, b->issue_ns, now);
 }
 
-/* Brings the counts (ios, bytes, clat and lat N) up to date. */
+/*
+ * Accounts a reap's units per submission, at the reap's stamp, and frees
+ * the records whose units have all ended.  Counts of one-direction jobs
+ * only: the others account every unit apart.
+ */
+void job_account_reaped(struct job *j, uint64_t now);
+
+/* Brings the I/O and byte counts up to date from the latency counts. */
 void job_count(struct job *j);
 
 /* Sets up a job in its thread, runs it to the end, and tears it down. */

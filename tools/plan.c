@@ -8,21 +8,38 @@
 #include "job.h"
 #include "plan.h"
 
+void gen_new_pass(struct offset_gen *g)
+{
+	switch (g->kind) {
+	case GEN_SEQ:
+		g->x = 0;
+		g->left = g->nr_blocks;
+		break;
+	case GEN_PERM:
+		g->x = rng_next(&g->key) & g->mask;
+		g->mul = rng_next(&g->key) << 2 | 1;
+		g->add = rng_next(&g->key) | 1;
+		g->left = g->nr_blocks;
+		break;
+	default:
+		g->left = UINT64_MAX;
+		break;
+	}
+}
+
 void gen_init(struct offset_gen *g, int kind, uint64_t nr_blocks, uint64_t seed)
 {
 	unsigned bits = 0;
 
+	g->kind = kind;
 	g->nr_blocks = nr_blocks;
-	g->pos = 0;
+	g->left = 0;
 	g->key = seed;
 	g->rng = seed ^ 0x5851f42d4c957f2dULL;
-	if (kind != GEN_PERM)
-		return;
 	while (bits < 64 && (1ULL << bits) < nr_blocks)
 		bits++;
 	g->mask = bits == 64 ? UINT64_MAX : (1ULL << bits) - 1;
-	g->shift = bits > 1 ? (bits + 1) / 2 : 1;
-	gen_new_pass(g);
+	g->shift = (bits + 1) / 2;
 }
 
 static inline unsigned plan_budget(struct job *j, unsigned n)
@@ -33,30 +50,46 @@ static inline unsigned plan_budget(struct job *j, unsigned n)
 	return n;
 }
 
-/* The generator is copied into locals: stores to the units could alias it. */
-#define DEFINE_PLANNER(fn, next)                                                          \
-	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n, uint64_t now) \
-	{                                                                                 \
-		struct offset_gen g = j->gen[j->ddir];                                    \
-		struct io_unit **free = j->free + j->nr_free;                             \
-		uint64_t base = j->region_start, bs = j->bs[j->ddir];                     \
-                                                                                          \
-		n = plan_budget(j, n);                                                    \
-		for (unsigned i = 0; i < n; i++) {                                        \
-			struct io_unit *io = *--free;                                     \
-                                                                                          \
-			io->start_ns = now;                                               \
-			io->offset = base + next(&g) * bs;                                \
-			ios[i] = io;                                                      \
-		}                                                                         \
-		j->nr_free -= n;                                                          \
-		j->gen[j->ddir] = g;                                                      \
-		return n;                                                                 \
+/*
+ * Each run of the inner loop stops at the pass's end, so it has no check
+ * for it, and works on a copy of the generator: stores to the units could
+ * alias the original.
+ */
+#define DEFINE_PLANNER(fn, step)                                            \
+	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n) \
+	{                                                                   \
+		struct offset_gen *gen = &j->gen[j->ddir];                  \
+		struct io_unit **free = j->free + j->nr_free;               \
+		uint64_t base = j->region_start, bs = j->bs[j->ddir];       \
+		unsigned i = 0;                                             \
+                                                                            \
+		n = plan_budget(j, n);                                      \
+		j->nr_free -= n;                                            \
+		while (i < n) {                                             \
+			unsigned end = n;                                   \
+			struct offset_gen g;                                \
+                                                                            \
+			if (unlikely(!gen->left))                           \
+				gen_new_pass(gen);                          \
+			if (gen->left < n - i)                              \
+				end = i + (unsigned)gen->left;              \
+			gen->left -= end - i;                               \
+			g = *gen;                                           \
+			for (; i < end; i++) {                              \
+				struct io_unit *io = *--free;               \
+                                                                            \
+				io->offset = base + step(&g) * bs;          \
+				ios[i] = io;                                \
+			}                                                   \
+			gen->x = g.x;                                       \
+			gen->rng = g.rng;                                   \
+		}                                                           \
+		return n;                                                   \
 	}
 
-DEFINE_PLANNER(plan_seq, gen_seq)
-DEFINE_PLANNER(plan_perm, gen_perm)
-DEFINE_PLANNER(plan_random, gen_random)
+DEFINE_PLANNER(plan_seq, gen_seq_step)
+DEFINE_PLANNER(plan_perm, gen_perm_step)
+DEFINE_PLANNER(plan_random, gen_random_step)
 
 static uint64_t gen_next(struct job *j, unsigned d)
 {
@@ -103,7 +136,7 @@ static bool plan_one(struct job *j, struct io_unit *io)
 	return true;
 }
 
-static unsigned plan_general(struct job *j, struct io_unit **ios, unsigned n, uint64_t now)
+static unsigned plan_general(struct job *j, struct io_unit **ios, unsigned n)
 {
 	unsigned i;
 
@@ -113,7 +146,6 @@ static unsigned plan_general(struct job *j, struct io_unit **ios, unsigned n, ui
 		if (!plan_one(j, io))
 			break;
 		j->nr_free--;
-		io->start_ns = now;
 		ios[i] = io;
 	}
 	return i;

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where the next I/Os go.  Three offset generators, each a few
- * instructions and allocation-free:
- *  - sequential: the next block, wrapping at the region's end;
- *  - random with fio's random map (the default): every block once per pass
- *    over the region, in random order.  fio keeps a bitmap of blocks done;
- *    here the order is a bijection of a counter (multiply and xor-shift
- *    rounds on the next power of two, values beyond the region skipped),
- *    so no memory is needed and nothing is ever looked up twice;
+ * instructions and allocation-free, walking the region in passes:
+ *  - sequential: block after block, a pass per region;
+ *  - random with fio's random map (the default): every block once per pass,
+ *    in random order.  fio keeps a bitmap of blocks done; here a pass is a
+ *    full-period generator over the next power of two, values beyond the
+ *    region skipped (fio's random_generator=lfsr does the same with an
+ *    LFSR): a linear congruential step x = a*x + c (mod 2^k), full-period
+ *    since a = 1 (mod 4) and c is odd, seen through the bijection
+ *    x ^ (x >> k/2), which folds its good high bits onto its weak low ones.
+ *    Each pass draws new a, c and start;
  *  - random without the map (norandommap): independent draws, reduced to
- *    the region by a multiply, not a division.
+ *    the region by a multiply, not a division; no passes.
+ * A pass's end is counted (`left`), so the batch planners run their inner
+ * loops with no check for it.
  */
 #ifndef BLKRING_TOOLS_PLAN_H
 #define BLKRING_TOOLS_PLAN_H
@@ -21,12 +26,14 @@
 enum { GEN_SEQ, GEN_PERM, GEN_RANDOM };
 
 struct offset_gen {
-	uint64_t pos;       /* sequential: next block; permutation: counter */
+	uint64_t x;         /* sequential: the next block; random map: the state */
+	uint64_t left;      /* values left in this pass */
 	uint64_t nr_blocks; /* blocks in the region */
-	uint64_t mask;      /* permutation domain minus one */
-	uint64_t mul1, add1, mul2;
+	uint64_t mask;      /* random map: its power of two minus one */
+	uint64_t mul, add;  /* random map: this pass's step */
 	unsigned shift;
-	uint64_t key; /* draws the next pass's constants */
+	int kind;
+	uint64_t key; /* draws each pass's step */
 	uint64_t rng; /* norandommap state */
 };
 
@@ -47,49 +54,56 @@ static inline uint64_t rng_below(uint64_t *s, uint64_t n)
 }
 
 void gen_init(struct offset_gen *g, int kind, uint64_t nr_blocks, uint64_t seed);
+/* Starts the next pass over the region (a new order for the random map). */
+void gen_new_pass(struct offset_gen *g);
 
-/* A new order for the next pass over the region. */
-static inline void gen_new_pass(struct offset_gen *g)
+/* The steps: the next value of the pass under way, which has one left. */
+static inline uint64_t gen_seq_step(struct offset_gen *g)
 {
-	g->pos = 0;
-	g->mul1 = rng_next(&g->key) | 1;
-	g->add1 = rng_next(&g->key);
-	g->mul2 = rng_next(&g->key) | 1;
+	return g->x++;
+}
+
+static inline uint64_t gen_perm_step(struct offset_gen *g)
+{
+	uint64_t x = g->x, b;
+
+	do {
+		x = (x * g->mul + g->add) & g->mask;
+		b = x ^ (x >> g->shift);
+	} while (b >= g->nr_blocks);
+	g->x = x;
+	return b;
+}
+
+static inline uint64_t gen_random_step(struct offset_gen *g)
+{
+	return rng_below(&g->rng, g->nr_blocks);
+}
+
+/* One value at a time, passes included. */
+static inline void gen_pass_check(struct offset_gen *g)
+{
+	if (unlikely(!g->left))
+		gen_new_pass(g);
+	g->left--;
 }
 
 static inline uint64_t gen_seq(struct offset_gen *g)
 {
-	uint64_t b = g->pos++;
-
-	if (unlikely(g->pos == g->nr_blocks))
-		g->pos = 0;
-	return b;
-}
-
-static inline uint64_t gen_perm_mix(const struct offset_gen *g, uint64_t x)
-{
-	x = (x * g->mul1 + g->add1) & g->mask;
-	x ^= x >> g->shift;
-	x = (x * g->mul2) & g->mask;
-	x ^= x >> g->shift;
-	return x;
+	gen_pass_check(g);
+	return gen_seq_step(g);
 }
 
 static inline uint64_t gen_perm(struct offset_gen *g)
 {
-	uint64_t b;
-
-	do {
-		if (unlikely(g->pos > g->mask))
-			gen_new_pass(g);
-		b = gen_perm_mix(g, g->pos++);
-	} while (b >= g->nr_blocks);
-	return b;
+	gen_pass_check(g);
+	return gen_perm_step(g);
 }
 
 static inline uint64_t gen_random(struct offset_gen *g)
 {
-	return rng_below(&g->rng, g->nr_blocks);
+	gen_pass_check(g);
+	return gen_random_step(g);
 }
 
 struct job;

@@ -124,11 +124,11 @@ void lat_buckets(const struct job_stats *st, struct lat_buckets *out)
 
 	memset(out, 0, sizeof(*out));
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
-		total += st->dir[d].lat.n;
+		total += st->dir[d].clat.n;
 	if (!total)
 		return;
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
-		const struct hist *h = &st->dir[d].lat_hist;
+		const struct hist *h = &st->dir[d].clat_hist;
 
 		for (unsigned i = 0; i < HIST_NR; i++) {
 			uint64_t v = hist_lower(i);

@@ -19,34 +19,24 @@ struct lat_stat {
 };
 
 /*
- * A sample whose count is kept elsewhere (a histogram's total).  New
+ * n samples of one value: a submission's units share their stamps.  New
  * extremes are rare once a run is under way, so they are branches, not
  * conditional stores.
  */
-static inline void lat_add_uncounted(struct lat_stat *s, uint64_t v)
+static inline void lat_add_n(struct lat_stat *s, uint64_t v, uint64_t n)
 {
+	s->n += n;
 	if (unlikely(v < s->min))
 		s->min = v;
 	if (unlikely(v > s->max))
 		s->max = v;
-	s->sum += v;
-	s->sumsq += (unsigned __int128)v * v;
+	s->sum += v * n;
+	s->sumsq += (unsigned __int128)v * v * n;
 }
 
 static inline void lat_add(struct lat_stat *s, uint64_t v)
 {
-	s->n++;
-	lat_add_uncounted(s, v);
-}
-
-/* The same value n times: a batch's submission latency. */
-static inline void lat_add_n(struct lat_stat *s, uint64_t v, uint64_t n)
-{
-	s->n += n;
-	s->min = v < s->min ? v : s->min;
-	s->max = v > s->max ? v : s->max;
-	s->sum += v * n;
-	s->sumsq += (unsigned __int128)v * v * n;
+	lat_add_n(s, v, 1);
 }
 
 void lat_init(struct lat_stat *s);
@@ -114,8 +104,9 @@ extern const char *const lat_bucket_keys[LAT_MS_NR];
 struct lat_buckets {
 	double ns[LAT_NS_NR], us[LAT_US_NR], ms[LAT_MS_NR]; /* percent of I/Os */
 };
-/* Derived from the total-latency histograms (each bucket is classed by its
- * lowest value, so a bucket straddling a bound counts below it). */
+/* Completion latencies, as fio's io_u_mark_latency() counts them, derived
+ * from the clat histograms (each bucket is classed by its lowest value, so
+ * a bucket straddling a bound counts below it). */
 void lat_buckets(const struct job_stats *st, struct lat_buckets *out);
 
 /*
