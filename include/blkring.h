@@ -104,11 +104,31 @@ enum {
 
 /* Setup flags (io_uring's bits where io_uring has them). */
 #define BLKRING_SETUP_IOPOLL (1U << 0)
+/* A thread of the ring's own consumes SQEs, issues them, runs the ring's
+ * task work and posts CQEs; sleeps after sq_thread_idle ms without work,
+ * with BLKRING_SQ_NEED_WAKEUP set, until blkring_submit wakes it. */
 #define BLKRING_SETUP_SQPOLL (1U << 1)
-#define BLKRING_SETUP_SQ_AFF (1U << 2)
+#define BLKRING_SETUP_SQ_AFF (1U << 2) /* the SQ thread runs on sq_thread_cpu */
 #define BLKRING_SETUP_CQSIZE (1U << 3)
 #define BLKRING_SETUP_SINGLE_ISSUER (1U << 12) /* always in force; accepted */
+/* Task work runs only when the owner waits for CQEs, and a sleeping waiter
+ * is woken once enough completions for its wait arrived.  Not with SQPOLL. */
 #define BLKRING_SETUP_DEFER_TASKRUN (1U << 13)
+/*
+ * blkring's own flags take bits from the top down: io_uring numbers its
+ * setup flags from bit 0 up (none has reached bit 20), so the two sets stay
+ * apart.
+ *
+ * TW_PRIO: Linux 5.17's priority task-work list.  Completions handed to the
+ * owner from other threads run before other task work (issues turned into
+ * task work), and the CQEs they post are committed (an SQPOLL ring's
+ * waiting application woken) before that other work runs.  FIFO within
+ * each kind.
+ * TW_ISSUE: a benchmark knob (the seed's way to make task work heavy): every
+ * issue is queued as task work instead of being done inline.
+ */
+#define BLKRING_SETUP_TW_PRIO (1U << 31)
+#define BLKRING_SETUP_TW_ISSUE (1U << 30)
 
 /* Flags the ring publishes in *sq.kflags (io_uring's bits). */
 #define BLKRING_SQ_NEED_WAKEUP (1U << 0)
@@ -120,7 +140,7 @@ struct blkring_params {
 	uint32_t cq_entries;     /* in with BLKRING_SETUP_CQSIZE, out always */
 	uint32_t flags;          /* BLKRING_SETUP_* */
 	uint32_t sq_thread_cpu;  /* with BLKRING_SETUP_SQ_AFF */
-	uint32_t sq_thread_idle; /* milliseconds, with BLKRING_SETUP_SQPOLL */
+	uint32_t sq_thread_idle; /* milliseconds, with BLKRING_SETUP_SQPOLL; 0: 1000 */
 	uint32_t wq_max_workers; /* worker pool bound; 0 picks the default */
 	uint32_t resv[10];
 };
@@ -158,12 +178,15 @@ struct blkring {
 /* ------------------------------------------------------------------ */
 
 /* A ring of `entries` (1..32768, rounded up to a power of two) SQEs owned by
- * the calling thread; -EINVAL for bad sizes or flags (SQPOLL, SQ_AFF and
- * DEFER_TASKRUN are not supported yet).  With BLKRING_SETUP_IOPOLL reads and
+ * the calling thread; -EINVAL for bad sizes or flags (SQPOLL with
+ * DEFER_TASKRUN, SQ_AFF without SQPOLL).  With SQPOLL the calling thread
+ * stays the application's thread: it submits, waits and registers; the SQ
+ * thread does the rest (docs/API.md).  With BLKRING_SETUP_IOPOLL reads and
  * writes are polled: they go to the devices' poll queues (-EOPNOTSUPP in the
  * CQE where a device or volume has none) and complete only while the owner
- * looks for completions (peek, wait, exit), which polls instead of sleeping
- * while any is in flight; other opcodes complete as on any ring. */
+ * looks for completions (peek, wait, exit; with SQPOLL the SQ thread polls),
+ * which polls instead of sleeping while any is in flight; other opcodes
+ * complete as on any ring. */
 int blkring_queue_init(unsigned entries, struct blkring *ring, unsigned flags);
 int blkring_queue_init_params(unsigned entries, struct blkring *ring, struct blkring_params *p);
 /* Cancels what has not started (-ECANCELED), waits for what has, frees the ring. */
@@ -288,7 +311,8 @@ int blkring_vol_describe(struct blkring_dev *dev, blkring_vol_target_fn fn, void
 /* ------------------------------------------------------------------ */
 
 /* Consumes the SQEs taken since the last call; returns how many.  Owner
- * thread only (else -EEXIST); -EBUSY while overflowed CQEs have no room. */
+ * thread only (else -EEXIST); -EBUSY while overflowed CQEs have no room.
+ * SQPOLL: publishes them for the SQ thread, waking it if it sleeps. */
 int blkring_submit(struct blkring *ring);
 /* Submits, then waits for wait_nr CQEs; returns what submit returned. */
 int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr);

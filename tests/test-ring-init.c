@@ -85,12 +85,10 @@ static void init_errors(void)
 	expect_einval(8, &p, "smaller than the SQ");
 
 	memset(&p, 0, sizeof(p));
-	p.flags = 1U << 30;
+	p.flags = 1U << 29;
 	expect_einval(8, &p, "unknown flags");
-	p.flags = BLKRING_SETUP_SQPOLL;
-	expect_einval(8, &p, "not supported yet");
-	p.flags = BLKRING_SETUP_DEFER_TASKRUN;
-	expect_einval(8, &p, "not supported yet");
+	p.flags = BLKRING_SETUP_SQPOLL | BLKRING_SETUP_DEFER_TASKRUN;
+	expect_einval(8, &p, "cannot be combined");
 
 	memset(&p, 0, sizeof(p));
 	p.resv[3] = 1;

@@ -5,7 +5,9 @@
  * are reaped straight from the CQ with one clock stamp per batch.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine.h"
 #include "job.h"
@@ -31,17 +33,55 @@ static void ring_exit(struct job *j)
 	j->engine_data = NULL;
 }
 
+/* The ring's setup flags from the job's hipri, sqthread_poll, tw_* and taskrun. */
+static void ring_params(const struct job *j, struct blkring_params *p)
+{
+	const struct job_opts *o = j->o;
+
+	memset(p, 0, sizeof(*p));
+	if (o->hipri)
+		p->flags |= BLKRING_SETUP_IOPOLL;
+	if (o->sqthread_poll)
+		p->flags |= BLKRING_SETUP_SQPOLL;
+	if (o->sqthread_poll && opt_is_set(o, "sqthread_poll_cpu")) {
+		p->flags |= BLKRING_SETUP_SQ_AFF;
+		p->sq_thread_cpu = o->sqthread_poll_cpu;
+	}
+	if (o->tw_prio)
+		p->flags |= BLKRING_SETUP_TW_PRIO;
+	if (o->tw_issue)
+		p->flags |= BLKRING_SETUP_TW_ISSUE;
+	if (o->taskrun == TASKRUN_DEFER)
+		p->flags |= BLKRING_SETUP_DEFER_TASKRUN;
+}
+
+/* Bad setup options (sqthread_poll_cpu, taskrun with sqthread_poll) come
+ * back as -EINVAL with the ring's text saying which. */
+static void ring_setup_failed(struct job *j, int err)
+{
+	char what[512];
+
+	if (err != -EINVAL) {
+		job_fail(j, err, "setting up the ring");
+		return;
+	}
+	snprintf(what, sizeof(what), "setting up the ring: %s", blkring_last_error());
+	job_fail(j, err, what);
+}
+
 static int ring_init(struct job *j)
 {
 	struct ring_engine *e = calloc(1, sizeof(*e));
+	struct blkring_params p;
 	int ret;
 
 	if (!e)
 		return -ENOMEM;
-	ret = blkring_queue_init(j->depth, &e->ring, j->o->hipri ? BLKRING_SETUP_IOPOLL : 0);
+	ring_params(j, &p);
+	ret = blkring_queue_init_params(j->depth, &e->ring, &p);
 	if (ret) {
 		free(e);
-		job_fail(j, ret, "setting up the ring");
+		ring_setup_failed(j, ret);
 		return ret;
 	}
 	e->shape_op = -1;

@@ -28,6 +28,7 @@ const struct rw_mode rw_modes[] = {
 static const char *const engine_names[] = {"blkring", "sync", NULL};
 static const char *const format_names[] = {"normal", "json", "json+", NULL};
 static const char *const clock_names[] = {"cpu", "clock_gettime", NULL};
+static const char *const taskrun_names[] = {"normal", "defer", NULL};
 const char *const poll_strategy_names[] = {"all", "cookie", NULL};
 
 /* ---- value parsers: each explains what it expected ---- */
@@ -461,6 +462,16 @@ const struct bench_opt bench_opts[] = {
      JOB(continue_on_error), 0, 0, 0, NULL},
     {"stonewall", "wait_for_previous", "BOOL", "wait for the jobs before; starts a new group", "0",
      opt_bool, JOB(stonewall), OPT_BARE, 0, 0, NULL},
+    {"sqthread_poll", NULL, "BOOL", "a ring thread consumes SQEs and posts CQEs (SQPOLL)", "0",
+     opt_bool, JOB(sqthread_poll), OPT_BARE, 0, 0, NULL},
+    {"sqthread_poll_cpu", NULL, "CPU", "CPU of the SQPOLL thread", NULL, opt_uint,
+     JOB(sqthread_poll_cpu), 0, 0, CPU_SETSIZE - 1, NULL},
+    {"tw_prio", NULL, "BOOL", "completion task work runs before other task work (TW_PRIO)", "0",
+     opt_bool, JOB(tw_prio), OPT_BARE, 0, 0, NULL},
+    {"tw_issue", NULL, "BOOL", "every issue becomes task work (TW_ISSUE, a benchmark knob)", "0",
+     opt_bool, JOB(tw_issue), OPT_BARE, 0, 0, NULL},
+    {"taskrun", NULL, "MODE", "normal, or defer: task work runs only in waits (DEFER_TASKRUN)",
+     "normal", opt_choice, JOB(taskrun), 0, 0, 0, taskrun_names},
     {"clocksource", NULL, "SOURCE", "cpu (the TSC, where invariant) or clock_gettime", "cpu",
      opt_choice, RUN(clocksource), OPT_RUN, 0, 0, clock_names},
     {"output", NULL, "FILE", "write the results to FILE", NULL, opt_str, RUN(output),
@@ -569,8 +580,6 @@ static const char *const fio_only[] = {
     "serialize_overlap",
     "significant_figures",
     "slat_percentiles",
-    "sqthread_poll",
-    "sqthread_poll_cpu",
     "startdelay",
     "steadystate",
     "sync",

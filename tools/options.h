@@ -35,6 +35,7 @@ struct rw_mode {
 extern const struct rw_mode rw_modes[];
 
 enum { ENGINE_BLKRING, ENGINE_SYNC };
+enum { TASKRUN_NORMAL, TASKRUN_DEFER }; /* taskrun=: when task work runs */
 enum { FORMAT_NORMAL, FORMAT_JSON, FORMAT_JSON_PLUS };
 enum { POLL_STRATEGY_ALL, POLL_STRATEGY_COOKIE }; /* the table key poll='s values */
 extern const char *const poll_strategy_names[];   /* "all", "cookie" */
@@ -88,6 +89,11 @@ struct job_opts {
 	bool log_offset;
 	unsigned continue_on_error; /* COE_* */
 	bool stonewall;
+	bool sqthread_poll;          /* BLKRING_SETUP_SQPOLL */
+	unsigned sqthread_poll_cpu;  /* with sqthread_poll: BLKRING_SETUP_SQ_AFF when given */
+	bool tw_prio;                /* BLKRING_SETUP_TW_PRIO */
+	bool tw_issue;               /* BLKRING_SETUP_TW_ISSUE */
+	unsigned taskrun;            /* TASKRUN_* */
 	uint8_t set[BENCH_MAX_OPTS]; /* given explicitly, by table index */
 };
 

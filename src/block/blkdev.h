@@ -281,6 +281,29 @@ int blkring__validate_byte_range(struct blkring_dev *dev, uint64_t offset, uint6
  * called), 0 when accepted (end_io runs exactly once, maybe before return).
  */
 int blkring__submit_bio(struct blkring_bio *bio);
+
+/*
+ * Issues a read or write that its submitter has already checked against
+ * this device's limits as they stand (a volume's clone: the volume
+ * validated the original against its table's limits, the strictest of its
+ * legs', and cut it inside one target piece): no check, no split, only the
+ * driver's submit, and the bio is counted on the device when it ends.
+ * Returns as blkring__submit_bio().
+ */
+static inline int blkring__submit_bio_checked(struct blkring_bio *bio)
+{
+	struct blkring_dev *dev = bio->dev;
+	int ret;
+
+	bio->account = true;
+	if (likely(!(bio->flags & BIO_NOWAIT)))
+		return dev->ops->submit_bio(dev, bio); /* only a NOWAIT bio is refused */
+	ret = dev->ops->submit_bio(dev, bio);
+	if (ret)
+		bio->account = false;
+	return ret;
+}
+
 /* Polls the queues a polled bio went to. */
 int blkring__poll_bio(struct blkring_bio *bio);
 /* The largest bio the device takes for op, in bytes (whole logical blocks). */

@@ -11,9 +11,9 @@
  * A thread may exit with its clones still in flight: the cache then
  * lives on until the last of them is freed.  `refs` is biased: while the
  * owner lives it holds BIAS minus the remote frees not yet taken back;
- * at exit the owner adds the clones it still counts as out, minus BIAS,
- * leaving exactly the number still in flight; whoever takes it to zero
- * frees the cache.
+ * at exit the owner adds the clones not on its free list (in flight, or
+ * freed remotely and not taken back), minus BIAS, leaving exactly the
+ * number still in flight; whoever takes it to zero frees the cache.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,14 +29,13 @@ struct dm_slab {
 };
 
 struct dm_clone_cache {
-	struct llist_node *local; /* owner only */
-	long out;                 /* owner only: taken minus given back to `local` */
-	struct dm_slab *slabs;
+	struct dm_slab *slabs; /* owner only while it lives */
+	long nr_clones;        /* owner only: what the slabs hold */
 	struct llist_head remote __cacheline_aligned;
 	_Atomic long refs;
 };
 
-static _Thread_local struct dm_clone_cache *my_cache;
+_Thread_local struct dm_clone_local blkring__dm_clones;
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 
@@ -60,9 +59,12 @@ static void cache_release(struct dm_clone_cache *cache, long delta)
 static void cache_exit(void *arg)
 {
 	struct dm_clone_cache *cache = arg;
+	long out = cache->nr_clones;
 
-	my_cache = NULL;
-	cache_release(cache, cache->out - BIAS);
+	for (struct llist_node *n = blkring__dm_clones.free; n; n = n->next)
+		out--;
+	blkring__dm_clones = (struct dm_clone_local){0};
+	cache_release(cache, out - BIAS);
 }
 
 static void cache_key_init(void)
@@ -74,8 +76,8 @@ static struct dm_clone_cache *cache_get(void)
 {
 	struct dm_clone_cache *cache;
 
-	if (likely(my_cache))
-		return my_cache;
+	if (likely(blkring__dm_clones.cache))
+		return blkring__dm_clones.cache;
 	cache = calloc(1, sizeof(*cache));
 	if (!cache)
 		return NULL;
@@ -83,9 +85,10 @@ static struct dm_clone_cache *cache_get(void)
 	atomic_init(&cache->refs, BIAS);
 	pthread_once(&cache_once, cache_key_init);
 	pthread_setspecific(cache_key, cache);
-	return my_cache = cache;
+	return blkring__dm_clones.cache = cache;
 }
 
+/* Takes back the clones other threads freed, or else adds a slab. */
 static bool cache_grow(struct dm_clone_cache *cache)
 {
 	struct llist_node *remote = llist_del_all(&cache->remote);
@@ -95,8 +98,7 @@ static bool cache_grow(struct dm_clone_cache *cache)
 	if (remote) {
 		for (struct llist_node *n = remote; n; n = n->next)
 			taken++;
-		cache->local = remote;
-		cache->out -= taken;
+		blkring__dm_clones.free = remote;
 		atomic_fetch_add_explicit(&cache->refs, taken, memory_order_relaxed);
 		return true;
 	}
@@ -105,37 +107,28 @@ static bool cache_grow(struct dm_clone_cache *cache)
 		return false;
 	slab->next = cache->slabs;
 	cache->slabs = slab;
+	cache->nr_clones += SLAB_CLONES;
 	for (unsigned i = 0; i < SLAB_CLONES; i++) {
 		slab->clones[i].cache = cache;
-		slab->clones[i].bio.node.next = cache->local;
-		cache->local = &slab->clones[i].bio.node;
+		slab->clones[i].bio.node.next = blkring__dm_clones.free;
+		blkring__dm_clones.free = &slab->clones[i].bio.node;
 	}
 	return true;
 }
 
-struct dm_clone *blkring__dm_clone_alloc(void)
+struct dm_clone *blkring__dm_clone_alloc_slow(void)
 {
 	struct dm_clone_cache *cache = cache_get();
-	struct llist_node *n;
 
-	if (unlikely(!cache || (!cache->local && !cache_grow(cache))))
+	if (!cache || !cache_grow(cache))
 		return NULL;
-	n = cache->local;
-	cache->local = n->next;
-	cache->out++;
-	return container_of(n, struct dm_clone, bio.node);
+	return blkring__dm_clone_alloc();
 }
 
-void blkring__dm_clone_free(struct dm_clone *c)
+void blkring__dm_clone_free_remote(struct dm_clone *c)
 {
 	struct dm_clone_cache *cache = c->cache;
 
-	if (cache == my_cache) {
-		c->bio.node.next = cache->local;
-		cache->local = &c->bio.node;
-		cache->out--;
-		return;
-	}
 	llist_add(&c->bio.node, &cache->remote);
 	cache_release(cache, -1);
 }

@@ -9,19 +9,22 @@
 #include "dm-inflight.h"
 #include "lib/futex.h"
 
-_Thread_local int blkring__dm_my_slot = -1;
-bool blkring__dm_need_fence;
+_Thread_local long blkring__dm_slot_off = -1;
+static bool need_fence; /* no membarrier: every thread takes the shared slot */
 
 static _Atomic uint32_t slots_taken;
 static pthread_key_t slot_key;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
-/* A slot outlives its thread's counts: the next owner adds to them. */
+/* A slot outlives its thread's counts: the next owner adds to them.  The
+ * thread forgets it first: an I/O it still ends from a later destructor
+ * must not count with plain adds on a slot another thread may own. */
 static void slot_release(void *arg)
 {
 	uint32_t bit = 1U << ((uintptr_t)arg - 1);
 
+	blkring__dm_slot_off = -1;
 	atomic_fetch_and_explicit(&slots_taken, ~bit, memory_order_release);
 }
 
@@ -30,12 +33,28 @@ static void slot_key_init(void)
 	pthread_key_create(&slot_key, slot_release);
 }
 
-unsigned blkring__dm_slot_claim(void)
+static void setup(void)
+{
+	need_fence = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0;
+}
+
+void blkring__dm_inflight_setup(void)
+{
+	pthread_once(&setup_once, setup);
+}
+
+static long slot_off(unsigned slot)
+{
+	return (long)offsetof(struct dm_inflight, slot[slot]);
+}
+
+long blkring__dm_slot_claim(void)
 {
 	uint32_t taken = atomic_load_explicit(&slots_taken, memory_order_relaxed);
 
 	pthread_once(&slot_once, slot_key_init);
-	for (unsigned i = 0; i < DM_SHARED_SLOT;) {
+	blkring__dm_inflight_setup();
+	for (unsigned i = 0; i < DM_SHARED_SLOT && !need_fence;) {
 		if (taken & (1U << i)) {
 			i++;
 			continue;
@@ -44,22 +63,11 @@ unsigned blkring__dm_slot_claim(void)
 		                                          memory_order_acquire,
 		                                          memory_order_relaxed)) {
 			pthread_setspecific(slot_key, (void *)(uintptr_t)(i + 1));
-			return (unsigned)(blkring__dm_my_slot = (int)i);
+			return blkring__dm_slot_off = slot_off(i);
 		}
 		i = 0; /* the mask changed: look again from the start */
 	}
-	return (unsigned)(blkring__dm_my_slot = DM_SHARED_SLOT);
-}
-
-static void setup(void)
-{
-	blkring__dm_need_fence =
-	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0;
-}
-
-void blkring__dm_inflight_setup(void)
-{
-	pthread_once(&setup_once, setup);
+	return blkring__dm_slot_off = slot_off(DM_SHARED_SLOT);
 }
 
 void blkring__dm_inflight_wake(struct dm_inflight *f)
@@ -85,7 +93,7 @@ static bool drained(struct dm_inflight *f)
 void blkring__dm_inflight_block(struct dm_inflight *f)
 {
 	atomic_exchange(&f->blocked, 1);
-	if (!blkring__dm_need_fence)
+	if (!need_fence)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	for (;;) {
 		uint32_t seq = atomic_load(&f->drain_seq);

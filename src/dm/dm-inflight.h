@@ -9,13 +9,15 @@
  * then reads `blocked` with no fence in between; suspend pairs with it by
  * setting `blocked` and running membarrier(), which puts a full barrier
  * on every thread of the process (liburcu's urcu-memb scheme).  Where
- * membarrier is missing the fast path reads `blocked` with a locked
- * read-modify-write instead.
+ * membarrier is missing every thread gets the shared slot, which counts
+ * with a locked add and reads `blocked` with a locked read-modify-write:
+ * the choice is the slot's, so the fast path tests nothing more.
  */
 #ifndef BLKRING_DM_INFLIGHT_H
 #define BLKRING_DM_INFLIGHT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -35,74 +37,97 @@ struct dm_inflight {
 	struct dm_slot slot[DM_SLOTS];
 };
 
-extern _Thread_local int blkring__dm_my_slot;
-extern bool blkring__dm_need_fence;
-unsigned blkring__dm_slot_claim(void);
+/* The calling thread's slot as a byte offset into struct dm_inflight (one
+ * add to find it in any volume), or -1 before its first I/O. */
+extern _Thread_local long blkring__dm_slot_off __attribute__((tls_model("initial-exec")));
+long blkring__dm_slot_claim(void);
 
 /* Sets up membarrier once per process; call before the first I/O. */
 void blkring__dm_inflight_setup(void);
 /* Blocks new entries and waits until the count is zero. */
 void blkring__dm_inflight_block(struct dm_inflight *f);
 void blkring__dm_inflight_unblock(struct dm_inflight *f);
+void blkring__dm_inflight_wake(struct dm_inflight *f);
 
-static inline void dm_count(_Atomic uint64_t *c, unsigned slot)
-{
-	if (likely(slot != DM_SHARED_SLOT))
-		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-		                      memory_order_release);
-	else
-		atomic_fetch_add(c, 1);
-}
+#define DM_SHARED_OFF ((long)offsetof(struct dm_inflight, slot[DM_SHARED_SLOT]))
 
-static inline unsigned dm_slot(void)
+static inline struct dm_slot *dm_slot(struct dm_inflight *f, long *off)
 {
-	if (unlikely(blkring__dm_my_slot < 0))
-		return blkring__dm_slot_claim();
-	return (unsigned)blkring__dm_my_slot;
+	*off = blkring__dm_slot_off;
+	if (unlikely(*off < 0))
+		*off = blkring__dm_slot_claim();
+	return (struct dm_slot *)((char *)f + *off);
 }
 
 /*
- * Reads `blocked` after the count was stored.  With membarrier, suspend
- * supplies the barrier and this side needs only the compiler's.  Without
- * it, a read-modify-write of `blocked` pairs with suspend's exchange.
+ * Counts one on the thread's slot, then reads `blocked`.  An own slot
+ * exists only with membarrier: a plain add, and suspend supplies the
+ * barrier between it and the read (this side needs only the compiler's).
+ * On the shared slot a locked add, and a read-modify-write of `blocked`
+ * that pairs with suspend's exchange.
  */
-static inline bool dm_blocked(struct dm_inflight *f)
+static inline uint32_t dm_count_own(struct dm_inflight *f, _Atomic uint64_t *c)
 {
-	if (unlikely(blkring__dm_need_fence))
-		return atomic_fetch_add(&f->blocked, 0) != 0;
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+	                      memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
-	return atomic_load_explicit(&f->blocked, memory_order_relaxed) != 0;
+	return atomic_load_explicit(&f->blocked, memory_order_relaxed);
+}
+
+static inline uint32_t dm_count(struct dm_inflight *f, _Atomic uint64_t *c, long off)
+{
+	if (unlikely(off == DM_SHARED_OFF)) {
+		atomic_fetch_add(c, 1);
+		return atomic_fetch_add(&f->blocked, 0);
+	}
+	return dm_count_own(f, c);
+}
+
+/* The thread's own slot, or 0 when it has none yet or shares the last
+ * one (then dm_inflight_put() is the way out). */
+static inline long dm_own_slot(void)
+{
+	long off = blkring__dm_slot_off;
+
+	return likely(off > 0 && off != DM_SHARED_OFF) ? off : 0;
+}
+
+/* dm_inflight_put() on the slot dm_own_slot() gave, minus the wake-up:
+ * nonzero when a suspend waits, and the caller wakes it. */
+static inline uint32_t dm_inflight_put_own(struct dm_inflight *f, long off)
+{
+	return dm_count_own(f, &((struct dm_slot *)((char *)f + off))->completed);
 }
 
 /* One more clone in flight (the caller already counts one). */
 static inline void dm_inflight_get(struct dm_inflight *f)
 {
-	unsigned slot = dm_slot();
+	long off;
+	struct dm_slot *s = dm_slot(f, &off);
 
-	dm_count(&f->slot[slot].submitted, slot);
+	dm_count(f, &s->submitted, off);
 }
-
-void blkring__dm_inflight_wake(struct dm_inflight *f);
 
 static inline void dm_inflight_put(struct dm_inflight *f)
 {
-	unsigned slot = dm_slot();
+	long off;
+	struct dm_slot *s = dm_slot(f, &off);
 
-	dm_count(&f->slot[slot].completed, slot);
-	if (unlikely(dm_blocked(f)))
+	if (unlikely(dm_count(f, &s->completed, off)))
 		blkring__dm_inflight_wake(f);
 }
 
-/* Counts an I/O in; false (and not counted) when suspend blocks it. */
-static inline bool dm_inflight_enter(struct dm_inflight *f)
+/*
+ * Counts an I/O in.  Nonzero when suspend blocks it: the count stands
+ * then, and the caller backs out with dm_inflight_put() (out of its fast
+ * path: nothing here calls out).
+ */
+static inline uint32_t dm_inflight_enter_blocked(struct dm_inflight *f)
 {
-	unsigned slot = dm_slot();
+	long off;
+	struct dm_slot *s = dm_slot(f, &off);
 
-	dm_count(&f->slot[slot].submitted, slot);
-	if (likely(!dm_blocked(f)))
-		return true;
-	dm_inflight_put(f);
-	return false;
+	return dm_count(f, &s->submitted, off);
 }
 
 #endif

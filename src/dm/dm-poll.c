@@ -209,8 +209,11 @@ static int poll_all(struct blkring_dev *dev, unsigned start)
 	const struct dm_poll_list *pl;
 	int n = 0;
 
-	if (!dm_inflight_enter(&pv->walkers))
-		return 0; /* a swap is under way: the next pass polls the new table */
+	if (dm_inflight_enter_blocked(&pv->walkers)) {
+		/* a swap is under way: the next pass polls the new table */
+		dm_inflight_put(&pv->walkers);
+		return 0;
+	}
 	pl = blkring__dm_live(dev)->poll;
 	n = walk(pl, start);
 	dm_inflight_put(&pv->walkers);

@@ -459,6 +459,20 @@ static int check_alignment(const struct dm_table *t)
 	return 0;
 }
 
+/* The fast path's checks (dm.h): the table's limits, and chunks that keep
+ * a clone on its leg's logical blocks. */
+static void fast_limits(struct dm_table *t)
+{
+	uint64_t lbs_sectors = t->limits.logical_block_size >> SECTOR_SHIFT;
+	bool fast = !t->limits.dma_alignment;
+
+	for (unsigned i = 0; i < t->nr_targets; i++)
+		fast &= !(t->targets[i].max_io_len % lbs_sectors);
+	t->fast_mask = t->limits.logical_block_size - 1;
+	t->fast_bytes[REQ_OP_READ] = fast ? (uint64_t)t->limits.max_sectors << SECTOR_SHIFT : 0;
+	t->fast_bytes[REQ_OP_WRITE] = t->read_only ? 0 : t->fast_bytes[REQ_OP_READ];
+}
+
 static int complete_table(struct dm_table *t)
 {
 	if (!t->nr_targets) {
@@ -467,6 +481,7 @@ static int complete_table(struct dm_table *t)
 		return blkring__error(-EINVAL, "the table has no targets");
 	}
 	stack_table(t);
+	fast_limits(t);
 	return check_alignment(t) ?: blkring__dm_poll_build(t);
 }
 

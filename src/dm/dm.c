@@ -67,9 +67,15 @@ void blkring__dm_unlock(void)
 
 static const struct blkring_dev_ops dm_volume_ops;
 
-bool blkring__dm_is_volume(const struct blkring_dev *dev)
+/* Inline for the fast path: the exported name is interposable. */
+static inline bool dm_is_volume(const struct blkring_dev *dev)
 {
 	return dev->ops == &dm_volume_ops;
+}
+
+bool blkring__dm_is_volume(const struct blkring_dev *dev)
+{
+	return dm_is_volume(dev);
 }
 
 struct dm_table *blkring__dm_live(struct blkring_dev *dev)
@@ -104,7 +110,10 @@ struct dm_io {
 	struct dm_target *pending_ti;
 };
 
-void blkring__dm_clone_end(struct dm_clone *c)
+/* A clone's end in general: back to its cache (maybe another thread's),
+ * out of the in-flight count, and the original's end with its status.
+ * The wake-up comes first: once the original ended its volume may go. */
+__attribute__((noinline)) void blkring__dm_clone_end(struct dm_clone *c)
 {
 	struct blkring_bio *orig = c->orig;
 	struct dm_volume *v = c->vol;
@@ -115,9 +124,34 @@ void blkring__dm_clone_end(struct dm_clone *c)
 	blkring__bio_endio(orig, status);
 }
 
+/* A suspend waits to drain: wake it, then end the original. */
+static __attribute__((noinline)) void dm_clone_endio_wake(struct dm_inflight *f,
+                                                          struct blkring_bio *orig, int status)
+{
+	blkring__dm_inflight_wake(f);
+	blkring__bio_endio(orig, status);
+}
+
+/* The common end: on a thread with its own slot and the clone's cache,
+ * so nothing needs a call but the original's end, a tail call. */
 static void dm_clone_endio(struct blkring_bio *bio)
 {
-	blkring__dm_clone_end(container_of(bio, struct dm_clone, bio));
+	struct dm_clone *c = container_of(bio, struct dm_clone, bio);
+	struct dm_inflight *f = &c->vol->inflight;
+	struct blkring_bio *orig = c->orig;
+	int status = bio->status;
+	long off = dm_own_slot();
+
+	if (unlikely(!off || !blkring__dm_clone_mine(c))) {
+		blkring__dm_clone_end(c);
+		return;
+	}
+	blkring__dm_clone_free_mine(c);
+	if (unlikely(dm_inflight_put_own(f, off))) {
+		dm_clone_endio_wake(f, orig, status);
+		return;
+	}
+	blkring__bio_endio(orig, status);
 }
 
 static struct dm_clone *dm_clone_new(struct dm_io *io, unsigned op, uint64_t sector, uint64_t size,
@@ -291,41 +325,128 @@ static int dm_split(struct dm_io *io, const struct dm_table *t)
 	}
 }
 
-/* The common case: one clone carries the whole bio (no split, no window walk). */
-static int dm_map_whole(struct dm_io *io, struct dm_target *ti)
+/*
+ * A sole clone that may fail at submit: one to a volume (its limits may
+ * have changed since this table was built, so it gets the full check), or
+ * one with BIO_NOWAIT.  A refused BIO_NOWAIT clone refuses the original,
+ * nothing issued at all; any other failure ends the clone with it.
+ */
+static __attribute__((noinline)) int dm_submit_one_slow(struct dm_clone *c)
 {
-	struct blkring_bio *orig = io->orig;
-	struct dm_clone *c = dm_clone_new(io, orig->op, orig->sector, orig->size, 0);
+	struct dm_volume *v = c->vol;
+	int ret = dm_is_volume(c->bio.dev) ? blkring__submit_bio(&c->bio)
+	                                   : blkring__submit_bio_checked(&c->bio);
+
+	if (likely(!ret))
+		return 0;
+	if (ret == -EAGAIN) {
+		blkring__dm_clone_free(c);
+		dm_inflight_put(&v->inflight);
+		return -EAGAIN;
+	}
+	blkring__bio_endio(&c->bio, ret);
+	return 0;
+}
+
+/* The request part of a bio, op to the data window: a whole clone copies it. */
+#define RQ_START offsetof(struct blkring_bio, op)
+#define RQ_END offsetof(struct blkring_bio, inline_vec)
+_Static_assert(offsetof(struct blkring_bio, vec_skip) < RQ_END &&
+                   offsetof(struct blkring_bio, end_io) > RQ_END,
+               "the request part of struct blkring_bio moved");
+
+/* What a read or write clone needs before map() and its leg see it: the
+ * original's request part in one copy (five words, not ten fields); map()
+ * sets dev, submit sets account, the driver its own fields. */
+static inline void dm_clone_rw(struct dm_clone *c, struct dm_volume *v, struct blkring_bio *orig)
+{
+	memcpy((char *)&c->bio + RQ_START, (const char *)orig + RQ_START, RQ_END - RQ_START);
+	c->bio.flags &= CLONE_FLAGS;
+	c->bio.status = 0;
+	c->bio.end_io = dm_clone_endio;
+	c->bio.parent = NULL;
+	atomic_store_explicit(&c->bio.remaining, 1, memory_order_relaxed);
+	c->bio.account = false; /* a target that ends it did not submit it */
+	c->bio.hctx = NULL;
+	c->orig = orig;
+	c->vol = v;
+}
+
+/* Maps the sole clone and hands it to its leg. */
+static inline int dm_issue_one(struct dm_clone *c, struct dm_volume *v, struct dm_target *ti,
+                               struct blkring_bio *orig)
+{
+	dm_clone_rw(c, v, orig);
+	if (ti->type->map(ti, &c->bio) != DM_MAPIO_REMAPPED)
+		return 0;
+	/* Only a BIO_NOWAIT bio may be refused (blkdev.h): this submit cannot
+	 * fail, and the call is the last thing done here. */
+	if (likely(!(c->bio.flags & BIO_NOWAIT) && !dm_is_volume(c->bio.dev)))
+		return blkring__submit_bio_checked(&c->bio);
+	return dm_submit_one_slow(c);
+}
+
+/* The thread's clone cache is empty: grow it first. */
+static __attribute__((noinline)) int dm_map_one_grow(struct dm_volume *v, struct dm_target *ti,
+                                                     struct blkring_bio *orig)
+{
+	struct dm_clone *c = blkring__dm_clone_alloc_slow();
 
 	if (unlikely(!c)) {
-		dm_inflight_put(&io->v->inflight);
+		dm_inflight_put(&v->inflight);
 		return -ENOMEM;
 	}
-	c->bio.vec = orig->vec;
-	c->bio.nr_vecs = orig->nr_vecs;
-	c->bio.vec_skip = orig->vec_skip;
-	return dm_issue(io, ti, c, true);
+	return dm_issue_one(c, v, ti, orig);
 }
 
 /*
- * The caller holds one in-flight count.  Returns 0 when the
- * original will end (exactly once), or a negative errno when nothing was
- * issued and the original is untouched.
+ * The common case: one clone carries the whole bio, to a leg that needs
+ * no second check (the original met the table's limits, which are the
+ * legs', and stays inside one piece of one target).  Nothing of the
+ * table is read after the submit: the clone's end may let a swap free it.
+ * Every call but map() is a tail call, so little is kept across it.
  */
+static inline int dm_map_one(struct dm_volume *v, struct dm_target *ti, struct blkring_bio *orig)
+{
+	struct dm_clone *c = blkring__dm_clone_pop();
+
+	if (unlikely(!c))
+		return dm_map_one_grow(v, ti, orig);
+	return dm_issue_one(c, v, ti, orig);
+}
+
+/* A read or write the table's limits allow without a second check.  The
+ * original met the volume's limits when it was submitted, but a reload
+ * may have made this table live since: its own limits are what its legs
+ * take. */
+static inline bool dm_fits_fast(const struct dm_table *t, const struct blkring_bio *orig)
+{
+	return orig->op <= REQ_OP_WRITE && orig->size - 1 < t->fast_bytes[orig->op] &&
+	       !(((orig->sector << SECTOR_SHIFT) | orig->size) & t->fast_mask);
+}
+
+/* [sector, sector + nr) inside one piece of ti: before its end and, with
+ * max_io_len, inside one chunk (a mask when the chunk is a power of two). */
+static inline bool dm_one_piece(const struct dm_target *ti, uint64_t sector, uint64_t nr)
+{
+	uint64_t off = sector - ti->begin;
+	uint32_t chunk = ti->max_io_len;
+
+	if (off + nr > ti->len)
+		return false;
+	if (likely(!chunk))
+		return true;
+	if (likely(!(chunk & (chunk - 1))))
+		return (off & (chunk - 1)) + nr <= chunk;
+	return off % chunk + nr <= chunk;
+}
+
+/* The split: every piece a clone, the original ends with the last. */
 static int dm_map(struct dm_io *io, const struct dm_table *t)
 {
 	struct blkring_bio *orig = io->orig;
 	struct dm_volume *v = io->v;
-	int ret;
-
-	if (likely(orig->op <= REQ_OP_WRITE)) {
-		struct dm_target *ti = blkring__dm_table_find(t, orig->sector);
-
-		if (likely(ti && orig->size <= blkring__dm_max_io_len(ti, orig->sector)
-		                                   << SECTOR_SHIFT))
-			return dm_map_whole(io, ti);
-	}
-	ret = dm_split(io, t);
+	int ret = dm_split(io, t);
 
 	if (likely(io->pending && !ret))
 		return dm_issue(io, io->pending_ti, io->pending, true);
@@ -344,7 +465,8 @@ static int dm_map(struct dm_io *io, const struct dm_table *t)
 	return 0;
 }
 
-static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+static __attribute__((noinline)) int dm_map_split(struct dm_volume *v, const struct dm_table *t,
+                                                  struct blkring_bio *orig)
 {
 	struct dm_io io = {.v = v, .orig = orig, .track = dm_poll_tracks(&v->poll, orig)};
 	int ret = dm_map(&io, t);
@@ -352,6 +474,27 @@ static int dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkr
 	if (unlikely(io.tracked))
 		blkring__dm_poll_publish(orig, io.tracked);
 	return ret;
+}
+
+/*
+ * The caller holds one in-flight count.  Returns 0 when the
+ * original will end (exactly once), or a negative errno when nothing was
+ * issued and the original is untouched.
+ */
+static inline __attribute__((always_inline)) int
+dm_map_bio(struct dm_volume *v, const struct dm_table *t, struct blkring_bio *orig)
+{
+	/* The cookie strategy's polled bios keep their clones on a list for
+	 * the original's poller: they take the general path. */
+	if (likely(!dm_poll_tracks(&v->poll, orig) && dm_fits_fast(t, orig))) {
+		struct dm_target *ti = likely(t->nr_targets == 1)
+		                           ? t->targets
+		                           : blkring__dm_table_find(t, orig->sector);
+
+		if (likely(ti && dm_one_piece(ti, orig->sector, orig->size >> SECTOR_SHIFT)))
+			return dm_map_one(v, ti, orig);
+	}
+	return dm_map_split(v, t, orig);
 }
 
 /* Returns 1 when the volume was resumed meanwhile (submit again), 0 when
@@ -374,19 +517,42 @@ static int dm_hold(struct dm_volume *v, struct blkring_bio *bio)
 	return ret;
 }
 
+static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio);
+
+/* Suspended when it came: backs out, then is held, or goes again if the
+ * volume was resumed meanwhile. */
+static __attribute__((noinline)) int dm_submit_blocked(struct dm_volume *v, struct blkring_bio *bio)
+{
+	do {
+		int ret;
+
+		dm_inflight_put(&v->inflight);
+		ret = dm_hold(v, bio);
+		if (ret != 1)
+			return ret;
+	} while (dm_inflight_enter_blocked(&v->inflight));
+	return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire), bio);
+}
+
+/* The thread's first I/O through any volume: it takes an in-flight slot. */
+static __attribute__((noinline)) int dm_submit_first(struct blkring_dev *dev,
+                                                     struct blkring_bio *bio)
+{
+	blkring__dm_slot_claim();
+	return dm_submit_bio(dev, bio);
+}
+
+/* Every call here is a tail call but map()'s: little is kept across it. */
 static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	struct dm_volume *v = dev->private;
-	int ret;
 
 	dm_poll_set_cookie(&v->poll, bio);
-	do {
-		if (likely(dm_inflight_enter(&v->inflight)))
-			return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire),
-			                  bio);
-		ret = dm_hold(v, bio);
-	} while (ret == 1);
-	return ret;
+	if (unlikely(blkring__dm_slot_off < 0))
+		return dm_submit_first(dev, bio);
+	if (unlikely(dm_inflight_enter_blocked(&v->inflight)))
+		return dm_submit_blocked(v, bio);
+	return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire), bio);
 }
 
 /* ---- volume objects ---- */

@@ -8,7 +8,10 @@
  * submit_bio cuts the bio at target and chunk boundaries into clones,
  * asks each target's map() where a clone goes, and submits it to the leg
  * through blkring__submit_bio(); the original ends when its last clone
- * ended, with the first error.
+ * ended, with the first error.  A read or write inside one piece of one
+ * target is one clone, checked against the table's limits and handed to
+ * its leg with blkring__submit_bio_checked() (a leg that is a volume gets
+ * the full check: its limits can change under the table).
  */
 #ifndef BLKRING_DM_DM_H
 #define BLKRING_DM_DM_H
@@ -86,6 +89,13 @@ struct dm_target {
 struct dm_table {
 	struct dm_target *targets;
 	unsigned nr_targets;
+	/* What a read or write needs to go as one clone without the legs
+	 * checking it again (dm.c's fast path; dm-table.c sets them with the
+	 * limits): its bytes and sectors on `fast_mask`, at most fast_bytes[op]
+	 * bytes (0: never; writes to a read-only table, buffers with alignment
+	 * rules, chunks off the logical block). */
+	uint64_t fast_mask;
+	uint64_t fast_bytes[REQ_OP_WRITE + 1];
 	uint64_t sectors;
 	struct blkring_limits limits;
 	uint32_t features;
@@ -176,10 +186,59 @@ static inline unsigned dm_clone_nr(const struct blkring_bio *clone)
 	return container_of(clone, const struct dm_clone, bio)->nr;
 }
 
+/* The calling thread's clones (dm-clone.c): its free list, and the cache
+ * its clones come from (NULL until its first clone).  initial-exec: a
+ * plain %fs-relative access. */
+struct dm_clone_local {
+	struct llist_node *free;
+	struct dm_clone_cache *cache;
+};
+extern _Thread_local struct dm_clone_local blkring__dm_clones
+    __attribute__((tls_model("initial-exec")));
+/* The slow halves: grow the thread's cache, or give a clone back to the
+ * thread whose cache it came from. */
+struct dm_clone *blkring__dm_clone_alloc_slow(void);
+void blkring__dm_clone_free_remote(struct dm_clone *c);
+
+/* A clone from the calling thread's free list, or NULL when it is empty. */
+static inline struct dm_clone *blkring__dm_clone_pop(void)
+{
+	struct llist_node *n = blkring__dm_clones.free;
+
+	if (unlikely(!n))
+		return NULL;
+	blkring__dm_clones.free = n->next;
+	return container_of(n, struct dm_clone, bio.node);
+}
+
 /* From the calling thread's cache: no lock, and malloc only to grow it. */
-struct dm_clone *blkring__dm_clone_alloc(void);
+static inline struct dm_clone *blkring__dm_clone_alloc(void)
+{
+	return blkring__dm_clone_pop() ?: blkring__dm_clone_alloc_slow();
+}
+
+/* Whether c came from the calling thread's cache. */
+static inline bool blkring__dm_clone_mine(const struct dm_clone *c)
+{
+	return c->cache == blkring__dm_clones.cache;
+}
+
+/* Back on the calling thread's free list: only a clone of its own. */
+static inline void blkring__dm_clone_free_mine(struct dm_clone *c)
+{
+	c->bio.node.next = blkring__dm_clones.free;
+	blkring__dm_clones.free = &c->bio.node;
+}
+
 /* On any thread. */
-void blkring__dm_clone_free(struct dm_clone *c);
+static inline void blkring__dm_clone_free(struct dm_clone *c)
+{
+	if (unlikely(!blkring__dm_clone_mine(c))) {
+		blkring__dm_clone_free_remote(c);
+		return;
+	}
+	blkring__dm_clone_free_mine(c);
+}
 
 /* ---- volumes (dm.c) ---- */
 

@@ -55,7 +55,7 @@ static void req_issue_failed(struct blkring__ctx *ctx, struct blkring_req *req, 
 	blkring__req_post(ctx, req, ret);
 }
 
-static inline void req_issue(struct blkring__ctx *ctx, struct blkring_req *req)
+static inline void req_issue_now(struct blkring__ctx *ctx, struct blkring_req *req)
 {
 	int ret;
 
@@ -71,6 +71,29 @@ static inline void req_issue(struct blkring__ctx *ctx, struct blkring_req *req)
 	ret = req_issue_nonblock(req);
 	if (unlikely(ret))
 		req_issue_failed(ctx, req, ret);
+}
+
+/* TW_ISSUE: the issue, run as task work; at exit nothing starts any more. */
+static void req_tw_issue(struct blkring__tw_node *tw)
+{
+	struct blkring_req *req = container_of(tw, struct blkring_req, tw);
+	struct blkring__ctx *ctx = req->ctx;
+
+	req->tw.func = blkring__req_tw_complete;
+	if (unlikely(ctx->exiting))
+		blkring__req_post(ctx, req, -ECANCELED);
+	else
+		req_issue_now(ctx, req);
+}
+
+static inline void req_issue(struct blkring__ctx *ctx, struct blkring_req *req)
+{
+	if (unlikely(ctx->flags & BLKRING_SETUP_TW_ISSUE)) {
+		req->tw.func = req_tw_issue;
+		blkring__tw_queue(ctx, &req->tw);
+		return;
+	}
+	req_issue_now(ctx, req);
 }
 
 /* A worker: the blocking issue of a punted or ASYNC request. */
@@ -243,7 +266,8 @@ static inline bool submit_rw_fast(struct blkring__ctx *ctx, struct blkring_req *
 	int ret;
 
 	if (req->sqe_flags || ctx->link_head || ctx->drain_active ||
-	    (opcode != BLKRING_OP_READ && opcode != BLKRING_OP_WRITE))
+	    (opcode != BLKRING_OP_READ && opcode != BLKRING_OP_WRITE) ||
+	    unlikely(ctx->flags & BLKRING_SETUP_TW_ISSUE))
 		return false;
 	blkring__rw_load(&rw, sqe);
 	ret = blkring__rw_check(ctx, req, (uint32_t)sqe->fd, &rw);

@@ -10,13 +10,10 @@
 #include "lib/error.h"
 #include "ring.h"
 
-int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n)
+static int devices_register(struct blkring__ctx *ctx, struct blkring_dev *const *devs, unsigned n)
 {
-	struct blkring__ctx *ctx = ring->ctx;
 	struct blkring_dev **table;
 
-	if (!blkring__is_owner(ctx))
-		return -EEXIST;
 	if (ctx->devs)
 		return blkring__error(-EBUSY, "register devices: the ring already has a table");
 	if (!devs || !n || n > BLKRING_MAX_DEVICES)
@@ -45,12 +42,8 @@ void blkring__devices_drop(struct blkring__ctx *ctx)
 	ctx->nr_devs = 0;
 }
 
-int blkring_unregister_devices(struct blkring *ring)
+static int devices_unregister(struct blkring__ctx *ctx)
 {
-	struct blkring__ctx *ctx = ring->ctx;
-
-	if (!blkring__is_owner(ctx))
-		return -EEXIST;
 	if (!ctx->devs)
 		return -ENXIO;
 	blkring__enter(ctx);
@@ -59,4 +52,43 @@ int blkring_unregister_devices(struct blkring *ring)
 		                      ctx->nr_seq - ctx->nr_done);
 	blkring__devices_drop(ctx);
 	return 0;
+}
+
+/* Only the owner changes the table; on an SQPOLL ring the application's
+ * thread, with the SQ thread (which reads the table) parked. */
+static int table_change_begin(struct blkring__ctx *ctx)
+{
+	if (ctx->sq)
+		return blkring__sq_park(ctx);
+	return blkring__is_owner(ctx) ? 0 : -EEXIST;
+}
+
+static void table_change_end(struct blkring__ctx *ctx)
+{
+	if (ctx->sq)
+		blkring__sq_unpark(ctx);
+}
+
+int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	int ret = table_change_begin(ctx);
+
+	if (ret)
+		return ret;
+	ret = devices_register(ctx, devs, n);
+	table_change_end(ctx);
+	return ret;
+}
+
+int blkring_unregister_devices(struct blkring *ring)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	int ret = table_change_begin(ctx);
+
+	if (ret)
+		return ret;
+	ret = devices_unregister(ctx);
+	table_change_end(ctx);
+	return ret;
 }

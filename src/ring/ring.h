@@ -7,7 +7,8 @@
  * Threads: everything in struct blkring__ctx is owned by the ring's owner
  * thread except what is marked "shared": the task-work list (any thread
  * pushes), the worker pool (its own lock) and the statistics (read by any
- * thread, written by the owner with plain relaxed stores).
+ * thread, written by the owner with plain relaxed stores).  With SQPOLL the
+ * owner is the ring's SQ thread (sqpoll.c), not the application's thread.
  */
 #ifndef BLKRING_RING_RING_H
 #define BLKRING_RING_RING_H
@@ -46,19 +47,25 @@ struct blkring__rings {
 struct blkring__tw_node {
 	struct llist_node node;
 	void (*func)(struct blkring__tw_node *tw);
+	bool prio; /* a completion: on a TW_PRIO ring it runs before other work */
 };
 
 /*
  * A lock-free list whose head also says whether its runner sleeps: the
  * value BLKRING__TW_SLEEPING (an empty list with the runner asleep) lets the
  * first producer know it must wake the runner, with no access to the ring
- * after its push.
+ * after its push.  BLKRING__TW_SLEEPING_LAZY (deferred task running) says
+ * the runner sleeps until nr_added reaches wake_at: each producer counts
+ * itself before its push and wakes the runner when its count is the one.
  */
 struct blkring__tw_list {
 	_Atomic uintptr_t head;
+	_Atomic uint32_t nr_added; /* DEFER_TASKRUN only: items added since setup */
+	_Atomic uint32_t wake_at;  /* DEFER_TASKRUN only: the count a lazy sleeper waits for */
 };
 
 #define BLKRING__TW_SLEEPING ((uintptr_t)1)
+#define BLKRING__TW_SLEEPING_LAZY ((uintptr_t)3)
 
 /* ---- worker pool (io-wq.c) ---- */
 
@@ -142,6 +149,7 @@ struct blkring__ctx {
 	uint32_t sq_mask, sq_entries, cq_mask, cq_entries;
 	uint32_t cached_sq_head, cached_cq_tail;
 	uint32_t cq_room_end; /* the CQ has room while cached_cq_tail is below it */
+	bool cq_batch;        /* CQEs wait for blkring__cq_flush() to publish them */
 	struct blkring_req *free_reqs;
 	struct blkring_dev **devs;
 	unsigned nr_devs;
@@ -165,6 +173,8 @@ struct blkring__ctx {
 
 	unsigned flags; /* BLKRING_SETUP_* */
 	struct blkring__req_chunk *chunks;
+	uint32_t tw_taken;           /* task work items taken (DEFER_TASKRUN's lazy wake) */
+	struct blkring__sq_data *sq; /* the SQ thread (SQPOLL), else NULL */
 
 	/* Shared. */
 	struct blkring__tw_list tw __cacheline_aligned;
@@ -244,7 +254,10 @@ static inline void blkring__cqe_fill(struct blkring__ctx *ctx, uint64_t user_dat
 	cqe->user_data = user_data;
 	cqe->res = res;
 	cqe->flags = 0;
-	atomic_store_explicit(&ctx->rings->cq_tail, ++ctx->cached_cq_tail, memory_order_release);
+	++ctx->cached_cq_tail;
+	if (likely(!ctx->cq_batch))
+		atomic_store_explicit(&ctx->rings->cq_tail, ctx->cached_cq_tail,
+		                      memory_order_release);
 }
 
 /* The common completion inline: no chain to continue, room in the CQ. */
@@ -286,13 +299,39 @@ extern const struct blkring__op blkring__ops[BLKRING_OP_LAST];
 
 /* tw.c */
 void blkring__tw_init(struct blkring__tw_list *tw);
+/* A completion for the owner to post (the priority list on a TW_PRIO ring). */
 void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node);
+/* Other work for the owner (an issue turned into task work): the normal list. */
+void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node);
 unsigned blkring__tw_run(struct blkring__ctx *ctx);
 int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline);
+int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct timespec *deadline);
+void blkring__tw_idle(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ctx *ctx));
+void blkring__tw_kick(struct blkring__ctx *ctx);
+bool blkring__time_left(const struct timespec *deadline, struct timespec *left);
 
 static inline bool blkring__tw_pending(struct blkring__ctx *ctx)
 {
-	return atomic_load_explicit(&ctx->tw.head, memory_order_relaxed) > BLKRING__TW_SLEEPING;
+	return atomic_load_explicit(&ctx->tw.head, memory_order_relaxed) >
+	       BLKRING__TW_SLEEPING_LAZY;
+}
+
+/* sqpoll.c: the SQ thread, and the application's side of an SQPOLL ring. */
+int blkring__sq_start(struct blkring__ctx *ctx, const struct blkring_params *p);
+void blkring__sq_stop(struct blkring__ctx *ctx);
+int blkring__sq_park(struct blkring__ctx *ctx);
+void blkring__sq_unpark(struct blkring__ctx *ctx);
+int blkring__sq_submit(struct blkring *ring);
+int blkring__sq_get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+                        const struct timespec *deadline);
+void blkring__sq_cq_flush(struct blkring__ctx *ctx);
+
+/* Publishes the CQEs posted so far (io_uring's io_commit_cqring) and wakes
+ * an SQPOLL ring's waiting application when its wait is complete. */
+static inline void blkring__cq_flush(struct blkring__ctx *ctx)
+{
+	if (unlikely(ctx->sq))
+		blkring__sq_cq_flush(ctx);
 }
 
 /* io-wq.c */

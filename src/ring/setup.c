@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Ring setup and teardown: parameter checks, the shared ring memory, the
- * request cache and the worker pool; exit waits for what is in flight.
+ * request cache, the worker pool and the SQ thread; exit waits for what is
+ * in flight.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/error.h"
 #include "ring.h"
@@ -15,10 +18,10 @@ _Thread_local char blkring__thread_anchor __attribute__((tls_model("initial-exec
 /* Each ring's bios carry its own hint, spreading rings over hardware queues. */
 static _Atomic uint32_t next_queue_hint;
 
-#define BLKRING_SETUP_SUPPORTED \
-	(BLKRING_SETUP_IOPOLL | BLKRING_SETUP_CQSIZE | BLKRING_SETUP_SINGLE_ISSUER)
-#define BLKRING_SETUP_NOT_YET \
-	(BLKRING_SETUP_SQPOLL | BLKRING_SETUP_SQ_AFF | BLKRING_SETUP_DEFER_TASKRUN)
+#define BLKRING_SETUP_SUPPORTED                                                      \
+	(BLKRING_SETUP_IOPOLL | BLKRING_SETUP_CQSIZE | BLKRING_SETUP_SINGLE_ISSUER | \
+	 BLKRING_SETUP_SQPOLL | BLKRING_SETUP_SQ_AFF | BLKRING_SETUP_DEFER_TASKRUN | \
+	 BLKRING_SETUP_TW_PRIO | BLKRING_SETUP_TW_ISSUE)
 /* Requests made at setup; more come in chunks if ever needed. */
 #define BLKRING_REQ_PREALLOC_MAX 4096U
 
@@ -27,17 +30,25 @@ static uint32_t roundup_pow2(uint32_t n)
 	return n <= 1 ? 1 : 1U << (32 - __builtin_clz(n - 1));
 }
 
+static bool cpu_exists(uint32_t cpu)
+{
+	return cpu < CPU_SETSIZE && (long)cpu < sysconf(_SC_NPROCESSORS_CONF);
+}
+
 static int params_check_flags(const struct blkring_params *p)
 {
-	if (p->flags & ~(BLKRING_SETUP_SUPPORTED | BLKRING_SETUP_NOT_YET))
+	if (p->flags & ~BLKRING_SETUP_SUPPORTED)
 		return blkring__error(-EINVAL, "ring setup: unknown flags 0x%x",
-		                      p->flags &
-		                          ~(BLKRING_SETUP_SUPPORTED | BLKRING_SETUP_NOT_YET));
-	if (p->flags & BLKRING_SETUP_NOT_YET)
+		                      p->flags & ~BLKRING_SETUP_SUPPORTED);
+	/* Linux's rules: the SQ thread would run the owner's task work. */
+	if ((p->flags & BLKRING_SETUP_SQPOLL) && (p->flags & BLKRING_SETUP_DEFER_TASKRUN))
 		return blkring__error(-EINVAL,
-		                      "ring setup: flags 0x%x (SQPOLL, SQ_AFF, DEFER_TASKRUN) "
-		                      "are not supported yet",
-		                      p->flags & BLKRING_SETUP_NOT_YET);
+		                      "ring setup: DEFER_TASKRUN cannot be combined with SQPOLL");
+	if ((p->flags & BLKRING_SETUP_SQ_AFF) && !(p->flags & BLKRING_SETUP_SQPOLL))
+		return blkring__error(-EINVAL, "ring setup: SQ_AFF needs SQPOLL");
+	if ((p->flags & BLKRING_SETUP_SQ_AFF) && !cpu_exists(p->sq_thread_cpu))
+		return blkring__error(-EINVAL, "ring setup: sq_thread_cpu %u: expected 0 to %ld",
+		                      p->sq_thread_cpu, sysconf(_SC_NPROCESSORS_CONF) - 1);
 	for (unsigned i = 0; i < ARRAY_SIZE(p->resv); i++)
 		if (p->resv[i])
 			return blkring__error(-EINVAL, "ring setup: params.resv[%u] must be zero",
@@ -164,6 +175,14 @@ int blkring_queue_init_params(unsigned entries, struct blkring *ring, struct blk
 		ctx_free(ctx);
 		return ret;
 	}
+	if (p->flags & BLKRING_SETUP_SQPOLL) {
+		ret = blkring__sq_start(ctx, p);
+		if (ret) {
+			blkring__io_wq_exit(&ctx->wq);
+			ctx_free(ctx);
+			return ret;
+		}
+	}
 	ring_publish(ring, ctx);
 	return 0;
 }
@@ -192,6 +211,7 @@ static void exit_cancel_queued_work(struct blkring__ctx *ctx)
 static void exit_wait_inflight(struct blkring__ctx *ctx)
 {
 	for (;;) {
+		blkring__tw_run(ctx); /* deferred task work too */
 		blkring__enter(ctx);
 		if (blkring__iopoll_pending(ctx))
 			blkring__iopoll(ctx);
@@ -213,6 +233,8 @@ void blkring_queue_exit(struct blkring *ring)
 
 	if (!ctx)
 		return;
+	if (ctx->sq)
+		blkring__sq_stop(ctx);
 	atomic_store_explicit(&ctx->owner, blkring__current(), memory_order_relaxed);
 	ctx->exiting = true;
 	blkring__cancel_deferred(ctx);

@@ -14,10 +14,20 @@
  * work); the futex wake needs only the address.  The sleeping value stays in
  * the pushed node's next pointer, where the owner counts it as a wake.
  *
- * Everything a later priority list, SQPOLL thread or deferred task running
- * needs sits behind these four calls: who runs (the owner check lives in
- * the callers), which list a node goes to (tw_add), the order of lists
- * (tw_run) and when a sleeper is woken (tw_wait and the push).
+ * Priority (TW_PRIO, Linux 5.17): one list still carries everything, each
+ * node saying whether it is a completion.  The runner sorts what it takes
+ * into completions and other work, runs the completions and commits their
+ * CQEs (blkring__cq_flush) before the other work, so on an SQPOLL ring the
+ * reaper gets them while the SQ thread issues.  Without it, the CQEs that
+ * task work posts on an SQPOLL ring are committed when the list is empty,
+ * as io_uring's io_submit_flush_completions().
+ *
+ * Lazy wake (DEFER_TASKRUN, Linux 6.1+): the owner sleeps until enough work
+ * for its wait arrived.  Producers count themselves in nr_added before they
+ * push, read the owner's wake_at, and the one whose count reaches it wakes
+ * the owner after its push: every access to the ring still comes before the
+ * push.  The owner sleeps with BLKRING__TW_SLEEPING_LAZY, or, when enough
+ * work was counted but not all of it pushed yet, with the plain marker.
  */
 #include <errno.h>
 #include <time.h>
@@ -25,9 +35,14 @@
 #include "lib/futex.h"
 #include "ring.h"
 
+/* wake_at while nobody waits: half the counter's range away from any count. */
+#define TW_NO_WAKE (1U << 31)
+
 void blkring__tw_init(struct blkring__tw_list *tw)
 {
 	atomic_init(&tw->head, 0);
+	atomic_init(&tw->nr_added, 0);
+	atomic_init(&tw->wake_at, TW_NO_WAKE);
 }
 
 /* The 32 bits of the head the futex compares: its low half on either endianness. */
@@ -41,21 +56,48 @@ static _Atomic uint32_t *tw_futex_word(struct blkring__tw_list *tw)
 	return (_Atomic uint32_t *)word;
 }
 
-void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node)
+/* Whether the push that replaced `head`, counted as `nr`, ends a lazy sleep. */
+static inline bool tw_lazy_due(uintptr_t head, uint32_t nr, uint32_t wake_at)
+{
+	if (head == BLKRING__TW_SLEEPING_LAZY)
+		return (int32_t)(nr - wake_at) >= 0;
+	return head > BLKRING__TW_SLEEPING_LAZY && nr == wake_at;
+}
+
+static inline void tw_push(struct blkring__ctx *ctx, struct blkring__tw_node *node)
 {
 	struct blkring__tw_list *tw = &ctx->tw;
 	_Atomic uint32_t *word = tw_futex_word(tw);
-	uintptr_t head = atomic_load_explicit(&tw->head, memory_order_relaxed);
+	bool lazy = ctx->flags & BLKRING_SETUP_DEFER_TASKRUN;
+	uint32_t nr = 0, wake_at = 0;
+	uintptr_t head;
 
+	if (lazy) {
+		nr = atomic_fetch_add_explicit(&tw->nr_added, 1, memory_order_seq_cst) + 1;
+		wake_at = atomic_load_explicit(&tw->wake_at, memory_order_seq_cst);
+	}
+	head = atomic_load_explicit(&tw->head, memory_order_relaxed);
 	do {
 		node->node.next = (struct llist_node *)head;
 	} while (!atomic_compare_exchange_weak_explicit(
 	    &tw->head, &head, (uintptr_t)node, memory_order_release, memory_order_relaxed));
-	if (unlikely(head == BLKRING__TW_SLEEPING))
+	if (unlikely(head == BLKRING__TW_SLEEPING) || (lazy && tw_lazy_due(head, nr, wake_at)))
 		futex_wake(word, 1);
 }
 
-/* Reverses the taken list into arrival order; counts the wake it carries. */
+void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node)
+{
+	node->prio = true;
+	tw_push(ctx, node);
+}
+
+void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node)
+{
+	node->prio = false;
+	tw_push(ctx, node);
+}
+
+/* Reverses the taken list into arrival order; counts it, and the wake it carries. */
 static struct llist_node *tw_reverse(struct blkring__ctx *ctx, uintptr_t head)
 {
 	struct llist_node *node = (struct llist_node *)head, *fifo = NULL;
@@ -63,40 +105,133 @@ static struct llist_node *tw_reverse(struct blkring__ctx *ctx, uintptr_t head)
 	while (node) {
 		struct llist_node *next = node->next;
 
-		if ((uintptr_t)next == BLKRING__TW_SLEEPING) {
-			blkring__stat_add(&ctx->stats.tw_wakes, 1);
+		if ((uintptr_t)next <= BLKRING__TW_SLEEPING_LAZY) {
+			if ((uintptr_t)next == BLKRING__TW_SLEEPING)
+				blkring__stat_add(&ctx->stats.tw_wakes, 1);
 			next = NULL;
 		}
 		node->next = fifo;
 		fifo = node;
 		node = next;
+		ctx->tw_taken++;
 	}
 	return fifo;
 }
 
+static struct llist_node *tw_take(struct blkring__ctx *ctx)
+{
+	return tw_reverse(ctx, atomic_exchange_explicit(&ctx->tw.head, 0, memory_order_acquire));
+}
+
+static inline void tw_run_one(struct llist_node *node)
+{
+	struct blkring__tw_node *tw = container_of(node, struct blkring__tw_node, node);
+
+	tw->func(tw);
+}
+
+static unsigned tw_run_list(struct llist_node *node)
+{
+	unsigned nr = 0;
+
+	while (node) {
+		/* The item may free itself. */
+		struct llist_node *next = node->next;
+
+		tw_run_one(node);
+		node = next;
+		nr++;
+	}
+	return nr;
+}
+
+/* The owner's queue of work that is not a completion, in arrival order. */
+struct tw_fifo {
+	struct llist_node *head, *tail;
+};
+
+static void tw_fifo_add(struct tw_fifo *q, struct llist_node *node)
+{
+	node->next = NULL;
+	if (q->tail)
+		q->tail->next = node;
+	else
+		q->head = node;
+	q->tail = node;
+}
+
+/* Moves the other work of a taken list to `normal`; returns the completions. */
+static struct llist_node *tw_split(struct llist_node *node, struct tw_fifo *normal)
+{
+	struct tw_fifo prio = {NULL, NULL};
+
+	while (node) {
+		struct llist_node *next = node->next;
+
+		if (container_of(node, struct blkring__tw_node, node)->prio)
+			tw_fifo_add(&prio, node);
+		else
+			tw_fifo_add(normal, node);
+		node = next;
+	}
+	return prio.head;
+}
+
+/*
+ * Linux 5.17's rounds: take everything, run the completions and commit
+ * their CQEs (waking an SQPOLL ring's reaper), then run the other work
+ * taken with them; again until nothing is left.  Completions that arrive
+ * while other work runs wait for the next round, not behind later work.
+ */
+static unsigned tw_run_prio(struct blkring__ctx *ctx)
+{
+	unsigned nr = 0;
+
+	do {
+		struct tw_fifo normal = {NULL, NULL};
+		struct llist_node *prio = tw_split(tw_take(ctx), &normal);
+
+		if (prio) {
+			nr += tw_run_list(prio);
+			blkring__cq_flush(ctx);
+		}
+		nr += tw_run_list(normal.head);
+	} while (blkring__tw_pending(ctx));
+	return nr;
+}
+
+/* Arrival order, until the list stays empty (work may add work). */
+static unsigned tw_run_fifo(struct blkring__ctx *ctx)
+{
+	unsigned nr = 0;
+
+	do
+		nr += tw_run_list(tw_take(ctx));
+	while (blkring__tw_pending(ctx));
+	return nr;
+}
+
 unsigned blkring__tw_run(struct blkring__ctx *ctx)
 {
-	struct llist_node *node, *next;
-	unsigned nr = 0;
-	uintptr_t head;
+	unsigned nr;
 
 	if (!blkring__tw_pending(ctx))
 		return 0;
-	head = atomic_exchange_explicit(&ctx->tw.head, 0, memory_order_acquire);
-	for (node = tw_reverse(ctx, head); node; node = next) {
-		struct blkring__tw_node *tw = container_of(node, struct blkring__tw_node, node);
-
-		/* The item may free itself. */
-		next = node->next;
-		tw->func(tw);
-		nr++;
-	}
+	/* The reaper of an SQPOLL ring is another thread: as io_uring's task
+	 * work, commit CQEs at flush points, not one by one. */
+	ctx->cq_batch = ctx->sq != NULL;
+	if (ctx->flags & BLKRING_SETUP_TW_PRIO)
+		nr = tw_run_prio(ctx);
+	else
+		nr = tw_run_fifo(ctx);
+	ctx->cq_batch = false;
+	blkring__cq_flush(ctx);
 	blkring__stat_add(&ctx->stats.tw_run, nr);
 	return nr;
 }
 
 /* Time left until an absolute CLOCK_MONOTONIC deadline; false when none is. */
-static bool time_left(const struct timespec *deadline, struct timespec *left)
+bool blkring__time_left(const struct timespec *deadline, struct timespec *left)
 {
 	struct timespec now;
 
@@ -111,43 +246,94 @@ static bool time_left(const struct timespec *deadline, struct timespec *left)
 }
 
 /* Gives up a sleep nobody ended, answering why; a push that raced with it wins. */
-static int tw_cancel_sleep(struct blkring__tw_list *tw, int why)
+static int tw_cancel_sleep(struct blkring__tw_list *tw, uintptr_t marker, int why)
 {
-	uintptr_t sleeping = BLKRING__TW_SLEEPING;
-
-	if (atomic_compare_exchange_strong_explicit(&tw->head, &sleeping, 0, memory_order_relaxed,
+	if (atomic_compare_exchange_strong_explicit(&tw->head, &marker, 0, memory_order_relaxed,
 	                                            memory_order_relaxed))
 		return why;
 	return 0;
 }
 
 /*
- * Sleeps until task work arrives or the deadline (absolute, monotonic; NULL
- * for none) passes.  Returns 0 with work pending (or arrived before the
- * sleep began), -ETIME at the deadline, -EINTR when a signal handler ran.
+ * Marks the empty list with `marker` and sleeps until a producer (or a
+ * kick) replaces it, or the deadline (absolute, monotonic; NULL for none)
+ * passes.  `busy`, when given, is asked after the mark (a seq_cst
+ * read-modify-write): with seq_cst loads it sees what a waker stored
+ * (seq_cst) before its kick, or the waker sees the mark.  Returns 0 with
+ * work pending (or arrived before the sleep began), -ETIME at the deadline,
+ * -EINTR when a signal handler ran.
  */
-int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline)
+static int tw_sleep(struct blkring__ctx *ctx, uintptr_t marker,
+                    bool (*busy)(struct blkring__ctx *ctx), const struct timespec *deadline)
 {
 	struct blkring__tw_list *tw = &ctx->tw;
 	uintptr_t empty = 0;
 	struct timespec left;
 
-	if (!atomic_compare_exchange_strong_explicit(&tw->head, &empty, BLKRING__TW_SLEEPING,
-	                                             memory_order_relaxed, memory_order_relaxed))
+	if (!atomic_compare_exchange_strong_explicit(&tw->head, &empty, marker,
+	                                             memory_order_seq_cst, memory_order_relaxed))
 		return 0;
+	if (busy && busy(ctx))
+		return tw_cancel_sleep(tw, marker, 0);
 	blkring__stat_add(&ctx->stats.sleeps, 1);
 	for (;;) {
 		int ret;
 
-		if (deadline && !time_left(deadline, &left))
-			return tw_cancel_sleep(tw, -ETIME);
-		ret = futex_wait(tw_futex_word(tw), (uint32_t)BLKRING__TW_SLEEPING,
-		                 deadline ? &left : NULL);
-		if (atomic_load_explicit(&tw->head, memory_order_relaxed) != BLKRING__TW_SLEEPING)
+		if (deadline && !blkring__time_left(deadline, &left))
+			return tw_cancel_sleep(tw, marker, -ETIME);
+		ret = futex_wait(tw_futex_word(tw), (uint32_t)marker, deadline ? &left : NULL);
+		if (atomic_load_explicit(&tw->head, memory_order_relaxed) != marker) {
+			/* A lazy sleep's producers leave no mark: count the wake here. */
+			if (marker == BLKRING__TW_SLEEPING_LAZY && !ret)
+				blkring__stat_add(&ctx->stats.tw_wakes, 1);
 			return 0;
+		}
 		if (ret == -ETIMEDOUT)
-			return tw_cancel_sleep(tw, -ETIME);
+			return tw_cancel_sleep(tw, marker, -ETIME);
 		if (ret == -EINTR)
-			return tw_cancel_sleep(tw, -EINTR);
+			return tw_cancel_sleep(tw, marker, -EINTR);
 	}
+}
+
+int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline)
+{
+	return tw_sleep(ctx, BLKRING__TW_SLEEPING, NULL, deadline);
+}
+
+/*
+ * Deferred task running: sleeps until nr more items were added after all
+ * the owner has taken (or what tw_wait ends on).  When the count is there
+ * already but a producer has not pushed yet, its push wakes the owner.
+ */
+int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct timespec *deadline)
+{
+	struct blkring__tw_list *tw = &ctx->tw;
+	uint32_t target = ctx->tw_taken + nr, added;
+	int ret;
+
+	atomic_store_explicit(&tw->wake_at, target, memory_order_seq_cst);
+	added = atomic_load_explicit(&tw->nr_added, memory_order_seq_cst);
+	if ((int32_t)(added - target) >= 0)
+		ret = tw_sleep(ctx, BLKRING__TW_SLEEPING, NULL, deadline);
+	else
+		ret = tw_sleep(ctx, BLKRING__TW_SLEEPING_LAZY, NULL, deadline);
+	atomic_store_explicit(&tw->wake_at, target + TW_NO_WAKE, memory_order_relaxed);
+	return ret;
+}
+
+/* The SQ thread's sleep: until task work, or a kick after what `busy` checks. */
+void blkring__tw_idle(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ctx *ctx))
+{
+	tw_sleep(ctx, BLKRING__TW_SLEEPING, busy, NULL);
+}
+
+/* Wakes an owner asleep in tw_idle, from a thread that has no work to push. */
+void blkring__tw_kick(struct blkring__ctx *ctx)
+{
+	struct blkring__tw_list *tw = &ctx->tw;
+	uintptr_t sleeping = BLKRING__TW_SLEEPING;
+
+	if (atomic_compare_exchange_strong_explicit(&tw->head, &sleeping, 0, memory_order_seq_cst,
+	                                            memory_order_relaxed))
+		futex_wake(tw_futex_word(tw), 1);
 }

@@ -2,7 +2,9 @@
 /*
  * Entering the ring (io_uring_enter's role, without a syscall): run task
  * work, start what became ready, flush overflowed CQEs, then submit or wait.
- * Only the owner thread enters; another thread gets -EEXIST.
+ * Only the owner thread enters; another thread gets -EEXIST.  On an SQPOLL
+ * ring the SQ thread is the owner and the application's submit and wait go
+ * to sqpoll.c.  With DEFER_TASKRUN task work runs only in a wait.
  */
 #include <errno.h>
 #include <time.h>
@@ -11,7 +13,8 @@
 
 void blkring__enter(struct blkring__ctx *ctx)
 {
-	blkring__tw_run(ctx);
+	if (likely(!(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN)))
+		blkring__tw_run(ctx);
 	blkring__issue_pending(ctx);
 	if (unlikely(ctx->ovf_head))
 		blkring__overflow_flush(ctx);
@@ -20,9 +23,10 @@ void blkring__enter(struct blkring__ctx *ctx)
 int blkring_submit(struct blkring *ring)
 {
 	struct blkring__ctx *ctx = ring->ctx;
+	int ret;
 
 	if (unlikely(!blkring__is_owner(ctx)))
-		return -EEXIST;
+		return ctx->sq ? blkring__sq_submit(ring) : -EEXIST;
 	atomic_store_explicit(ring->sq.ktail, ring->sq.sqe_tail, memory_order_release);
 	blkring__enter(ctx);
 	if (ring->sq.sqe_tail == ctx->cached_sq_head)
@@ -30,7 +34,13 @@ int blkring_submit(struct blkring *ring)
 	/* New completions would queue behind ones that have no room. */
 	if (unlikely(ctx->ovf_head))
 		return -EBUSY;
-	return blkring__submit_sqes(ctx);
+	ret = blkring__submit_sqes(ctx);
+	/* Issues queued as task work run on the way out, as io_uring's on
+	 * return to user space (a deferring ring keeps them for its next wait). */
+	if (unlikely(ctx->flags & BLKRING_SETUP_TW_ISSUE) &&
+	    !(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN))
+		blkring__enter(ctx);
+	return ret;
 }
 
 static bool deadline_from(const struct timespec *ts, struct timespec *deadline)
@@ -55,6 +65,28 @@ static inline struct blkring_cqe *cq_first(struct blkring *ring)
 	                      ring->cq.ring_mask];
 }
 
+/* Runs what entering does, a deferring ring's task work when it waits, and
+ * a polling pass. */
+static void enter_wait(struct blkring__ctx *ctx, unsigned wait_nr)
+{
+	if (unlikely(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN) && wait_nr)
+		blkring__tw_run(ctx);
+	blkring__enter(ctx);
+	if (unlikely(blkring__iopoll_pending(ctx)))
+		blkring__iopoll(ctx);
+}
+
+/* Sleeps for task work: with DEFER_TASKRUN, until enough for `missing` CQEs. */
+static int wait_sleep(struct blkring__ctx *ctx, unsigned missing, const struct timespec *deadline)
+{
+	/* Polled I/O completes only if we poll: spin, never sleep. */
+	if (unlikely(blkring__iopoll_pending(ctx)))
+		return blkring__iopoll_spin(deadline);
+	if (unlikely(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN))
+		return blkring__tw_wait_nr(ctx, missing, deadline);
+	return blkring__tw_wait(ctx, deadline);
+}
+
 /*
  * Waits until wait_nr CQEs are ready (0: only looks), sleeping on the
  * task-work list: every completion that can arrive while the owner sleeps
@@ -66,29 +98,27 @@ int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigne
 {
 	struct blkring__ctx *ctx = ring->ctx;
 	struct timespec deadline;
+	unsigned ready;
 	int ret;
 
 	*cqe_ptr = NULL;
-	if (unlikely(!blkring__is_owner(ctx)))
+	if (unlikely(!blkring__is_owner(ctx)) && !ctx->sq)
 		return -EEXIST;
 	if (ts && !deadline_from(ts, &deadline))
 		return -EINVAL;
+	if (unlikely(ctx->sq))
+		return blkring__sq_get_cqe(ring, cqe_ptr, wait_nr, ts ? &deadline : NULL);
 	for (;;) {
-		blkring__enter(ctx);
-		if (unlikely(blkring__iopoll_pending(ctx)))
-			blkring__iopoll(ctx);
+		enter_wait(ctx, wait_nr);
 		*cqe_ptr = cq_first(ring);
-		if (*cqe_ptr && blkring_cq_ready(ring) >= wait_nr)
+		ready = blkring_cq_ready(ring);
+		if (*cqe_ptr && ready >= wait_nr)
 			return 0;
 		if (!wait_nr)
 			return -EAGAIN;
-		/* Polled I/O completes only if we poll: spin, never sleep. */
-		if (unlikely(blkring__iopoll_pending(ctx)))
-			ret = blkring__iopoll_spin(ts ? &deadline : NULL);
-		else
-			ret = blkring__tw_wait(ctx, ts ? &deadline : NULL);
+		ret = wait_sleep(ctx, wait_nr - ready, ts ? &deadline : NULL);
 		if (ret < 0) {
-			blkring__enter(ctx);
+			enter_wait(ctx, wait_nr);
 			*cqe_ptr = cq_first(ring);
 			return ret;
 		}

@@ -25,20 +25,35 @@ struct stripe_c {
 	struct stripe stripe[];
 };
 
-void blkring__stripe_map_sector(const struct dm_stripe_geom *g, uint64_t sector, uint32_t *stripe,
-                                uint64_t *result)
+/* Inline for stripe_map(): the exported name is interposable under -fPIC,
+ * so the compiler would not inline it there. */
+static inline void map_sector(const struct dm_stripe_geom *g, uint64_t sector, uint32_t *stripe,
+                              uint64_t *result)
 {
 	uint64_t chunk, offset;
 
-	if (g->chunk_shift >= 0) {
+	if (likely(g->chunk_shift >= 0)) {
 		chunk = sector >> g->chunk_shift;
 		offset = sector & (g->chunk - 1);
 	} else {
 		chunk = sector / g->chunk;
 		offset = sector % g->chunk;
 	}
-	*stripe = chunk % g->stripes;
-	*result = (chunk / g->stripes) * g->chunk + offset;
+	/* dm-stripe's stripes_shift: a power-of-two count needs no division. */
+	if (likely(!(g->stripes & (g->stripes - 1)))) {
+		*stripe = (uint32_t)(chunk & (g->stripes - 1));
+		chunk >>= __builtin_ctz(g->stripes);
+	} else {
+		*stripe = (uint32_t)(chunk % g->stripes);
+		chunk /= g->stripes;
+	}
+	*result = chunk * g->chunk + offset;
+}
+
+void blkring__stripe_map_sector(const struct dm_stripe_geom *g, uint64_t sector, uint32_t *stripe,
+                                uint64_t *result)
+{
+	map_sector(g, sector, stripe, result);
 }
 
 /* Where `sector` lands on stripe `target`: exactly, when it is that
@@ -49,7 +64,7 @@ static uint64_t range_sector(const struct dm_stripe_geom *g, uint64_t sector, ui
 	uint32_t stripe;
 	uint64_t result;
 
-	blkring__stripe_map_sector(g, sector, &stripe, &result);
+	map_sector(g, sector, &stripe, &result);
 	if (stripe == target)
 		return result;
 	result -= result % g->chunk;
@@ -176,25 +191,33 @@ static int stripe_map_range(struct dm_target *ti, struct stripe_c *sc, struct bl
 	return DM_MAPIO_REMAPPED;
 }
 
+/* Flushes go to clone n's stripe; discards and write zeroes carry stripe
+ * n's part of the range.  Out of line: the read and write map saves no
+ * registers then. */
+static __attribute__((noinline)) int stripe_map_other(struct dm_target *ti,
+                                                      struct blkring_bio *clone)
+{
+	struct stripe_c *sc = ti->private;
+
+	if (clone->op == REQ_OP_FLUSH) {
+		clone->dev = sc->stripe[dm_clone_nr(clone)].dev;
+		return DM_MAPIO_REMAPPED;
+	}
+	return stripe_map_range(ti, sc, clone);
+}
+
 static int stripe_map(struct dm_target *ti, struct blkring_bio *clone)
 {
 	struct stripe_c *sc = ti->private;
 	uint32_t stripe;
 	uint64_t result;
 
-	switch (clone->op) {
-	case REQ_OP_FLUSH:
-		clone->dev = sc->stripe[dm_clone_nr(clone)].dev;
-		return DM_MAPIO_REMAPPED;
-	case REQ_OP_DISCARD:
-	case REQ_OP_WRITE_ZEROES:
-		return stripe_map_range(ti, sc, clone);
-	default:
-		blkring__stripe_map_sector(&sc->geom, clone->sector - ti->begin, &stripe, &result);
-		clone->dev = sc->stripe[stripe].dev;
-		clone->sector = sc->stripe[stripe].start + result;
-		return DM_MAPIO_REMAPPED;
-	}
+	if (unlikely(clone->op > REQ_OP_WRITE))
+		return stripe_map_other(ti, clone);
+	map_sector(&sc->geom, clone->sector - ti->begin, &stripe, &result);
+	clone->dev = sc->stripe[stripe].dev;
+	clone->sector = sc->stripe[stripe].start + result;
+	return DM_MAPIO_REMAPPED;
 }
 
 static int stripe_status(struct dm_target *ti, char *buf, size_t len)
