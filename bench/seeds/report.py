@@ -65,6 +65,13 @@ def fmt_ratio(v):
     return "-" if v is None else f"{v:.2f}"
 
 
+def fmt_pairs(v):
+    """Repeated pairs: how many were faster with, and the spread of their ratios."""
+    if not v or len(v) < 2:
+        return "-"
+    return f"{sum(r < 1 for r in v)}/{len(v)}, {min(v):.2f}-{max(v):.2f}"
+
+
 def fmt_text(v):
     return "-" if v is None else str(v)
 
@@ -214,6 +221,7 @@ def seed002(doc):
                 "defer_ratio": ratio(s["defer_lat_us"], s["noprio_lat_us"]),
                 "prio_iops": s["prio_iops"], "noprio_iops": s["noprio_iops"],
                 "defer_iops": s["defer_iops"], "reps": s.get("reps", 1),
+                "pair_ratios": s.get("pair_ratios", []),
             })
         except KeyError as e:
             raise ReportError(f"seed 002: a row without {e}: {s}") from None
@@ -242,6 +250,7 @@ def seed002(doc):
             ("seed_ratio", "seed with/without", fmt_ratio),
             ("prio_lat_us", "with", fmt_us), ("noprio_lat_us", "without", fmt_us),
             ("ratio", "with/without", fmt_ratio),
+            ("pair_ratios", "pairs with<without, range", fmt_pairs),
             ("defer_lat_us", "deferred", fmt_us), ("defer_ratio", "deferred/without", fmt_ratio),
         ],
         "units": "average latency, usec",
@@ -307,12 +316,15 @@ def build_section(raw, seed, name, title, fn, run):
     return sec
 
 
+SCRIPT_VERDICTS = ("target", "depths >= ")
+
+
 def script_targets(log):
-    """The issue's targets as the seed script judged them: its `target ...` lines."""
+    """The seed script's verdicts: its `target ...` and noise summary lines."""
     if not log or not os.path.isfile(log):
         return []
     with open(log, errors="replace") as f:
-        return [f"script: {line.strip()}" for line in f if line.startswith("target")]
+        return [f"script: {line.strip()}" for line in f if line.startswith(SCRIPT_VERDICTS)]
 
 
 # ---- markdown ----
