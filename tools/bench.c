@@ -115,6 +115,37 @@ static int job_region(struct job *j, const struct blkring_dev_info *info)
 	return 0;
 }
 
+/*
+ * Discard and write zeroes the device cannot do, and verify on jobs it
+ * cannot check, fail before anything runs.
+ */
+static int job_ops_fit(struct job *j, const struct blkring_dev_info *info)
+{
+	const struct job_opts *o = j->o;
+	unsigned ddirs = rw_modes[o->rw].ddirs, rw = (1U << DDIR_READ) | (1U << DDIR_WRITE);
+
+	if (o->verify && !(ddirs & rw))
+		return def_error(j->def, "verify checks reads and writes; rw=%s does neither",
+		                 rw_modes[o->rw].name);
+	/* The verify phase reads blocks of the size written. */
+	if (o->verify && (ddirs & rw) == rw && o->bs[DDIR_READ] != o->bs[DDIR_WRITE])
+		return def_error(j->def,
+		                 "verify with rw=%s needs one block size for reads and writes "
+		                 "(bs=%" PRIu64 ",%" PRIu64 ")",
+		                 rw_modes[o->rw].name, o->bs[DDIR_READ], o->bs[DDIR_WRITE]);
+
+	if ((ddirs & (1U << DDIR_TRIM)) && !(info->features & BLKRING_FEAT_DISCARD))
+		return def_error(j->def, "rw=%s: %s does not support discard", rw_modes[o->rw].name,
+		                 o->filename);
+	if ((ddirs & (1U << DDIR_ZERO)) && (o->zero_flags & BLKRING_ZERO_NOFALLBACK) &&
+	    !(info->features & BLKRING_FEAT_WRITE_ZEROES))
+		return def_error(j->def,
+		                 "rw=%s with zero_flags=nofallback: %s does not support write "
+		                 "zeroes",
+		                 rw_modes[o->rw].name, o->filename);
+	return 0;
+}
+
 /* The end of the spec item starting at p: the next unescaped comma, or the end. */
 static const char *spec_item_end(const char *p)
 {
@@ -174,7 +205,7 @@ static int job_open(struct job *j)
 	ret = blkring_dev_info(j->dev, &info);
 	if (ret)
 		return def_error(j->def, "filename=%s: %s", j->o->filename, strerror(-ret));
-	return job_region(j, &info);
+	return job_region(j, &info) ?: job_ops_fit(j, &info);
 }
 
 static int bench_jobs(struct bench_run *br)

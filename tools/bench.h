@@ -10,5 +10,6 @@
 
 int cmd_bench(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_table(int argc, char **argv);
 
 #endif

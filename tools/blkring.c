@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
     {"bench", cmd_bench, "run fio-style jobs (blkring bench --help lists the options)"},
     {"info", cmd_info, "show a device's size, limits, features, queues and counters"},
+    {"table", cmd_table, "check a device-mapper table and show its layout (table check FILE)"},
 };
 
 static void usage(FILE *f)

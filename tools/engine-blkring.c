@@ -95,6 +95,17 @@ static int ring_init(struct job *j)
 	return 0;
 }
 
+/* Discard and write zeroes commands, and fsync's flushes. */
+static __attribute__((noinline)) void ring_prep_other(struct blkring_sqe *sqe, struct io_unit *io)
+{
+	if (io->ddir == DDIR_TRIM)
+		blkring_prep_cmd_discard(sqe, 0, io->offset, io->len);
+	else if (io->ddir == DDIR_ZERO)
+		blkring_prep_cmd_write_zeroes(sqe, 0, io->offset, io->len, io->zero_flags);
+	else
+		blkring_prep_fsync(sqe, 0, 0);
+}
+
 static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io)
 {
 	switch (io->ddir) {
@@ -105,7 +116,7 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io)
 		blkring_prep_write(sqe, 0, io->buf, io->len, io->offset);
 		break;
 	default:
-		blkring_prep_fsync(sqe, 0, 0);
+		ring_prep_other(sqe, io);
 		break;
 	}
 	blkring_sqe_set_data(sqe, io);
@@ -198,7 +209,8 @@ static inline struct io_unit *cqe_unit(const struct blkring_cqe *cqe)
 static void ring_count_run(struct job *j, const struct blkring_cqe *cqe, unsigned n,
                            struct io_unit **free, uint64_t now)
 {
-	unsigned len = j->bs[j->ddir];
+	/* Discard and write zeroes end with 0, reads and writes with their length. */
+	unsigned len = j->ddir < DDIR_TRIM ? j->bs[j->ddir] : 0;
 	struct io_batch *last = NULL;
 
 	for (unsigned i = 0; i < n; i++, cqe++) {

@@ -13,6 +13,10 @@ static ssize_t sync_do(struct job *j, struct io_unit *io)
 		return blkring_dev_pread(j->dev, io->buf, io->len, io->offset);
 	case DDIR_WRITE:
 		return blkring_dev_pwrite(j->dev, io->buf, io->len, io->offset);
+	case DDIR_TRIM:
+		return blkring_dev_discard(j->dev, io->offset, io->len);
+	case DDIR_ZERO:
+		return blkring_dev_write_zeroes(j->dev, io->offset, io->len, io->zero_flags);
 	default:
 		return blkring_dev_flush(j->dev);
 	}

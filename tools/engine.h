@@ -3,7 +3,9 @@
  * I/O engines, fio's ioengine: a small ops table called per batch, never
  * per I/O.  An engine queues and commits a batch of planned units, and
  * reaps completions, accounting each with job_account() and returning its
- * unit to the job's idle stack.
+ * unit to the job's idle stack.  The units that ended in one call are the
+ * ones pushed on the stack by it (verify relies on this): a sync engine's
+ * submit, an async engine's reap.
  */
 #ifndef BLKRING_TOOLS_ENGINE_H
 #define BLKRING_TOOLS_ENGINE_H

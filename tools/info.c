@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* `blkring info SPEC`: a device's size, limits, features, queues, counters. */
+/*
+ * `blkring info SPEC`: a device's size, limits, features, queues, counters,
+ * and for a volume its targets and their legs.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -8,6 +11,7 @@
 #include "bench.h"
 #include "blkring.h"
 #include "output.h"
+#include "table.h"
 
 static const struct {
 	unsigned bit;
@@ -49,6 +53,20 @@ static void info_normal(const struct blkring_dev_info *in)
 		       dir_names[d], in->ios[d], in->bytes[d], in->errors[d]);
 }
 
+static bool is_volume(const struct blkring_dev_info *in)
+{
+	return !strcmp(in->type, "table");
+}
+
+static int info_normal_volume(struct blkring_dev *dev, const struct blkring_dev_info *in)
+{
+	info_normal(in);
+	if (!is_volume(in))
+		return 0;
+	printf("  table:\n");
+	return table_show(stdout, dev, "    ");
+}
+
 static json_object *info_json_build(const struct blkring_dev_info *in)
 {
 	json_object *o = json_object_new_object(), *feat = json_object_new_array();
@@ -88,12 +106,22 @@ static json_object *info_json_build(const struct blkring_dev_info *in)
 	return o;
 }
 
-static int info_json(const struct blkring_dev_info *in)
+static int info_json(struct blkring_dev *dev, const struct blkring_dev_info *in)
 {
-	json_object *o = info_json_build(in);
-	const char *text = json_object_to_json_string_ext(
-	    o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	json_object *o = info_json_build(in), *targets;
+	const char *text;
 
+	if (is_volume(in)) {
+		int ret = table_json(dev, &targets);
+
+		if (ret) {
+			json_object_put(o);
+			return ret;
+		}
+		json_object_object_add(o, "targets", targets);
+	}
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+	                                             JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!text) {
 		json_object_put(o);
 		return -ENOMEM;
@@ -106,7 +134,8 @@ static int info_json(const struct blkring_dev_info *in)
 static void info_usage(FILE *f)
 {
 	fprintf(f, "usage: blkring info SPEC [--output-format=normal|json]\n"
-	           "Shows a device's size, limits, features, queues and counters.\n");
+	           "Shows a device's size, limits, features, queues and counters; for a\n"
+	           "volume (table:FILE) also its targets, their legs and sector ranges.\n");
 }
 
 static int info_args(int argc, char **argv, const char **spec, bool *json)
@@ -164,7 +193,7 @@ int cmd_info(int argc, char **argv)
 	}
 	ret = blkring_dev_info(dev, &info);
 	if (!ret)
-		ret = json ? info_json(&info) : (info_normal(&info), 0);
+		ret = json ? info_json(dev, &info) : info_normal_volume(dev, &info);
 	if (ret)
 		fprintf(stderr, "blkring: info: %s: %s\n", spec, strerror(-ret));
 	blkring_dev_close(dev);

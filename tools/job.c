@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "job.h"
 #include "latlog.h"
+#include "verify.h"
 
 #define TICK_NS 1000000ULL      /* stop requests: every millisecond */
 #define PUBLISH_NS 100000000ULL /* progress counters: every 100 ms */
@@ -56,6 +57,9 @@ static void job_log_completion(struct job *j, const struct io_unit *io, uint64_t
 {
 	uint64_t t = since(now, j->start_ns);
 
+	if (!j->log || j->ramping)
+		return;
+
 	latlog_add(j->log, LATLOG_CLAT, t, since(now, issue), io->ddir, io->len, io->offset);
 	latlog_add(j->log, LATLOG_LAT, t, since(now, start), io->ddir, io->len, io->offset);
 }
@@ -76,7 +80,14 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 {
 	struct dir_stats *ds;
 
+	/* Discard and write zeroes are commands: they end with 0, not a count. */
+	if (!res && (io->ddir == DDIR_TRIM || io->ddir == DDIR_ZERO)) {
+		dir_account_n(&j->st->dir[io->ddir], since(now, issue), since(now, start), 1);
+		job_log_completion(j, io, start, issue, now);
+		return;
+	}
 	if (res < 0) {
+		io->failed = true;
 		job_io_error(j, io, -res);
 		return;
 	}
@@ -89,12 +100,12 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 	ds = &j->st->dir[io->ddir];
 	/* Short: fewer bytes than asked, counted as an I/O of that size. */
 	if ((unsigned)res != io->len) {
+		io->failed = true;
 		ds->short_ios++;
 		j->short_missing[io->ddir] += io->len - (unsigned)res;
 	}
 	dir_account_n(ds, since(now, issue), since(now, start), 1);
-	if (j->log && !j->ramping)
-		job_log_completion(j, io, start, issue, now);
+	job_log_completion(j, io, start, issue, now);
 }
 
 void job_reaped_record(struct job *j, struct io_batch *b)
@@ -324,16 +335,9 @@ static uint64_t job_reap(struct job *j)
 	return j->now_ns;
 }
 
-static void job_loop(struct job *j)
+/* Issues and reaps until the planner has nothing left and nothing is in flight. */
+static uint64_t job_run_io(struct job *j, uint64_t now)
 {
-	uint64_t now = clock_now_ns();
-
-	j->begin_ns = now;
-	job_start_measuring(j, now);
-	if (j->o->ramp_time_us) {
-		j->ramping = true;
-		j->ramp_end_ns = now + j->o->ramp_time_us * 1000;
-	}
 	j->next_check_ns = now;
 	for (;;) {
 		if (unlikely(now >= j->next_check_ns))
@@ -346,9 +350,45 @@ static void job_loop(struct job *j)
 			break;
 		now = job_reap(j);
 	}
+	job_publish(j);
+	return now;
+}
+
+static void job_loop(struct job *j)
+{
+	uint64_t now = clock_now_ns();
+
+	j->begin_ns = now;
+	job_start_measuring(j, now);
+	if (j->o->ramp_time_us) {
+		j->ramping = true;
+		j->ramp_end_ns = now + j->o->ramp_time_us * 1000;
+	}
+	now = job_run_io(j, now);
 	j->st->runtime_ns = since(now, j->start_ns);
 	j->st->elapsed_ns = since(now, j->begin_ns);
-	job_publish(j);
+}
+
+uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs)
+{
+	uint64_t start = clock_now_ns(), now;
+
+	job_count(j);
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		j->sample_bytes[d] = j->st->dir[d].bytes;
+		j->sample_ios[d] = j->st->dir[d].ios;
+	}
+	j->plan = plan;
+	j->ddirs = ddirs;
+	j->ddir = (unsigned)__builtin_ctz(ddirs);
+	j->draining = false;
+	j->ramping = false;
+	j->end_ns = UINT64_MAX;
+	j->sample_ns = start;
+	j->next_sample_ns = start + SAMPLE_NS;
+	now = job_run_io(j, start);
+	j->st->elapsed_ns = since(now, j->begin_ns);
+	return since(now, start);
 }
 
 /* ---- set-up and teardown ---- */
@@ -386,6 +426,7 @@ static int job_alloc(struct job *j)
 		((uint64_t *)j->bufs)[i] = rng_next(&rng);
 	for (unsigned i = 0; i < j->depth; i++) {
 		j->ios[i].buf = (char *)j->bufs + i * bs;
+		j->ios[i].zero_flags = (uint8_t)j->o->zero_flags;
 		j->free[i] = &j->ios[i];
 		j->free_batches[i] = &j->batches[i];
 	}
@@ -430,6 +471,13 @@ static int job_setup(struct job *j)
 		return ret;
 	}
 	plan_setup(j, job_seed_base(j));
+	if (o->verify) {
+		ret = verify_setup(j);
+		if (ret) {
+			job_fail(j, ret, "setting up verify");
+			return ret;
+		}
+	}
 	if (o->write_lat_log[0]) {
 		ret = latlog_open(&j->log, o->write_lat_log, j->number, o->log_offset);
 		if (ret) {
@@ -477,6 +525,8 @@ static void job_teardown(struct job *j)
 	if (ret)
 		job_fail(j, ret, blkring_last_error());
 	j->log = NULL;
+	if (j->verify)
+		verify_teardown(j);
 	free(j->ios);
 	free(j->free);
 	free(j->batch);
@@ -496,6 +546,8 @@ void job_main(struct job *j)
 	j->tid = (int)gettid();
 	if (!job_setup(j)) {
 		job_loop(j);
+		if (j->verify)
+			verify_phase(j);
 		job_finish(j);
 	}
 	job_teardown(j);

@@ -25,7 +25,9 @@ struct io_unit {
 	struct io_batch *batch; /* the submission it went out in (async engines) */
 	uint64_t offset;
 	uint32_t len;
-	uint8_t ddir; /* DDIR_* or DDIR_SYNC */
+	uint8_t ddir;       /* DDIR_* or DDIR_SYNC */
+	uint8_t zero_flags; /* BLKRING_ZERO_* of a DDIR_ZERO unit */
+	bool failed;        /* its last end was short or an error (job_complete() says so) */
 	void *buf;
 };
 
@@ -85,6 +87,7 @@ struct job {
 	unsigned writes_since_sync;
 	bool sync_due;
 	void *engine_data;
+	struct verify *verify; /* verify=crc32c: the wrapped engine and what was written */
 	void *bufs;
 	struct lat_log *log; /* write_lat_log; NULL without it */
 
@@ -171,6 +174,13 @@ void job_account_reaped(struct job *j, uint64_t now);
 
 /* Brings the I/O and byte counts up to date from the latency counts. */
 void job_count(struct job *j);
+
+/*
+ * Runs a second phase of the job's I/O with another planner and
+ * directions (fio's verify phase): no runtime limit, bandwidth samples of
+ * its own; a stop request still ends it.  Returns how long it ran.
+ */
+uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs);
 
 /* Sets up a job in its thread, runs it to the end, and tears it down. */
 void job_main(struct job *j);

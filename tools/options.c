@@ -13,22 +13,28 @@
 #include "lib/error.h"
 #include "options.h"
 
-const char *const ddir_names[BENCH_DDIR_NR] = {"read", "write", "trim"};
+const char *const ddir_names[BENCH_DDIR_NR] = {"read", "write", "trim", "zero"};
 
 #define R (1U << DDIR_READ)
 #define W (1U << DDIR_WRITE)
+#define T (1U << DDIR_TRIM)
+#define Z (1U << DDIR_ZERO)
 const struct rw_mode rw_modes[] = {
-    {"read", R, false},      {"write", W, false},  {"randread", R, true},
-    {"randwrite", W, true},  {"rw", R | W, false}, {"readwrite", R | W, false},
-    {"randrw", R | W, true}, {NULL, 0, false},
+    {"read", R, false},      {"write", W, false},   {"randread", R, true},
+    {"randwrite", W, true},  {"rw", R | W, false},  {"readwrite", R | W, false},
+    {"randrw", R | W, true}, {"trim", T, false},    {"randtrim", T, true},
+    {"zero", Z, false},      {"randzero", Z, true}, {NULL, 0, false},
 };
 #undef R
 #undef W
+#undef T
+#undef Z
 
 static const char *const engine_names[] = {"blkring", "sync", NULL};
 static const char *const format_names[] = {"normal", "json", "json+", NULL};
 static const char *const clock_names[] = {"cpu", "clock_gettime", NULL};
 static const char *const taskrun_names[] = {"normal", "defer", NULL};
+static const char *const verify_names[] = {"0", "crc32c", NULL};
 const char *const poll_strategy_names[] = {"all", "cookie", NULL};
 
 /* ---- value parsers: each explains what it expected ---- */
@@ -160,14 +166,17 @@ static int opt_size_pct(const struct bench_opt *opt, const char *val, void *fiel
 	return opt_size(opt, val, &sp->bytes);
 }
 
-/* bs=R[,W[,T]]: a direction without its own value takes the last one given. */
+/*
+ * bs=R[,W[,T]]: a direction without its own value takes the last one given;
+ * write zeroes, which fio does not have, takes the trim size.
+ */
 static int opt_bs(const struct bench_opt *opt, const char *val, void *field)
 {
 	uint64_t *bs = field, v = 0;
 	const char *p = val;
 	char part[64];
 
-	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+	for (unsigned d = 0; d < FIO_DDIR_NR; d++) {
 		if (*p) {
 			size_t len = strcspn(p, ",");
 
@@ -185,7 +194,8 @@ static int opt_bs(const struct bench_opt *opt, const char *val, void *field)
 	}
 	if (*p)
 		return blkring__error(-EINVAL, "'%s' has more than %u sizes (read,write,trim)", val,
-		                      BENCH_DDIR_NR);
+		                      FIO_DDIR_NR);
+	bs[DDIR_ZERO] = bs[DDIR_TRIM];
 	return 0;
 }
 
@@ -375,6 +385,39 @@ static int opt_coe(const struct bench_opt *opt, const char *val, void *field)
 	                      val);
 }
 
+/* zero_flags=nounmap,nofallback: BLKRING_ZERO_* for write zeroes. */
+static int opt_zero_flags(const struct bench_opt *opt, const char *val, void *field)
+{
+	static const struct {
+		const char *name;
+		unsigned flag;
+	} flags[] = {
+	    {"nounmap", BLKRING_ZERO_NOUNMAP},
+	    {"nofallback", BLKRING_ZERO_NOFALLBACK},
+	};
+	const char *p = val;
+	unsigned mask = 0;
+
+	(void)opt;
+	do {
+		size_t len = strcspn(p, ",");
+		size_t i;
+
+		for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+			if (len == strlen(flags[i].name) && !strncmp(p, flags[i].name, len))
+				break;
+		if (i == sizeof(flags) / sizeof(flags[0]))
+			return blkring__error(-EINVAL,
+			                      "'%.*s' is not a write zeroes flag (expected "
+			                      "nounmap and/or nofallback, separated by ',')",
+			                      (int)len, p);
+		mask |= flags[i].flag;
+		p += len;
+	} while (*p++ == ',');
+	*(unsigned *)field = mask;
+	return 0;
+}
+
 /* rwmixwrite=N is rwmixread=100-N. */
 static int opt_rwmixwrite(const struct bench_opt *opt, const char *val, void *field)
 {
@@ -399,8 +442,13 @@ const struct bench_opt bench_opts[] = {
      0, 0, BENCH_PATH_MAX, NULL},
     {"ioengine", NULL, "ENGINE", "blkring (a ring per job) or sync (one blocking call at a time)",
      "blkring", opt_choice, JOB(ioengine), 0, 0, 0, engine_names},
-    {"rw", "readwrite", "MODE", "read, write, randread, randwrite, rw, randrw", "read", opt_rw,
+    {"rw", "readwrite", "MODE",
+     "read, write, randread, randwrite, rw, randrw, trim, randtrim, zero, randzero", "read", opt_rw,
      JOB(rw), 0, 0, 0, NULL},
+    {"zero_flags", NULL, "FLAG[,FLAG]",
+     "write zeroes flags: nounmap (keep the range allocated), nofallback (fail rather than "
+     "write zero pages)",
+     NULL, opt_zero_flags, JOB(zero_flags), 0, 0, 0, NULL},
     {"bs", "blocksize", "SIZE[,SIZE[,SIZE]]", "block size (read,write,trim)", "4k", opt_bs, JOB(bs),
      0, 1, 1ULL << 30, NULL},
     {"iodepth", NULL, "N", "I/Os in flight per job", "1", opt_uint, JOB(iodepth), 0, 1, 65536,
@@ -460,6 +508,10 @@ const struct bench_opt bench_opts[] = {
      JOB(log_offset), OPT_BARE, 0, 0, NULL},
     {"continue_on_error", NULL, "KIND", "none, read, write, io, verify or all", "none", opt_coe,
      JOB(continue_on_error), 0, 0, 0, NULL},
+    {"verify", NULL, "METHOD", "0 or crc32c: written blocks carry a checked header; reads check it",
+     "0", opt_choice, JOB(verify), 0, 0, 0, verify_names},
+    {"do_verify", NULL, "BOOL", "with verify, read a write job's blocks back when it is done", "1",
+     opt_bool, JOB(do_verify), OPT_BARE, 0, 0, NULL},
     {"stonewall", "wait_for_previous", "BOOL", "wait for the jobs before; starts a new group", "0",
      opt_bool, JOB(stonewall), OPT_BARE, 0, 0, NULL},
     {"sqthread_poll", NULL, "BOOL", "a ring thread consumes SQEs and posts CQEs (SQPOLL)", "0",
@@ -511,7 +563,6 @@ static const char *const fio_only[] = {
     "disable_clat",
     "disable_lat",
     "disable_slat",
-    "do_verify",
     "end_fsync_on_close",
     "exitall",
     "exitall_on_error",
@@ -595,7 +646,6 @@ static const char *const fio_only[] = {
     "unlink",
     "unlink_each_loop",
     "uncached",
-    "verify",
     "verify_async",
     "verify_backlog",
     "verify_fatal",

@@ -19,12 +19,17 @@
 #define BENCH_NAME_MAX 256
 #define BENCH_PATH_MAX 1024
 
-/* Data directions, in fio's order (its JSON has read, write, trim). */
-enum { DDIR_READ, DDIR_WRITE, DDIR_TRIM, BENCH_DDIR_NR };
+/*
+ * Data directions, in fio's order (its JSON has read, write, trim), then
+ * blkring's write zeroes, reported as "zero" with the fields of fio's trim.
+ */
+enum { DDIR_READ, DDIR_WRITE, DDIR_TRIM, DDIR_ZERO, BENCH_DDIR_NR };
 /* An I/O that is not data: a flush from fsync=N. */
 #define DDIR_SYNC BENCH_DDIR_NR
+/* Directions fio has: bs=R,W,T takes a size for each. */
+#define FIO_DDIR_NR DDIR_ZERO
 
-extern const char *const ddir_names[BENCH_DDIR_NR]; /* "read", "write", "trim" */
+extern const char *const ddir_names[BENCH_DDIR_NR]; /* "read", "write", "trim", "zero" */
 
 /* rw= values. */
 struct rw_mode {
@@ -36,6 +41,7 @@ extern const struct rw_mode rw_modes[];
 
 enum { ENGINE_BLKRING, ENGINE_SYNC };
 enum { TASKRUN_NORMAL, TASKRUN_DEFER }; /* taskrun=: when task work runs */
+enum { VERIFY_NONE, VERIFY_CRC32C };
 enum { FORMAT_NORMAL, FORMAT_JSON, FORMAT_JSON_PLUS };
 enum { POLL_STRATEGY_ALL, POLL_STRATEGY_COOKIE }; /* the table key poll='s values */
 extern const char *const poll_strategy_names[];   /* "all", "cookie" */
@@ -89,11 +95,14 @@ struct job_opts {
 	bool log_offset;
 	unsigned continue_on_error; /* COE_* */
 	bool stonewall;
-	bool sqthread_poll;          /* BLKRING_SETUP_SQPOLL */
-	unsigned sqthread_poll_cpu;  /* with sqthread_poll: BLKRING_SETUP_SQ_AFF when given */
-	bool tw_prio;                /* BLKRING_SETUP_TW_PRIO */
-	bool tw_issue;               /* BLKRING_SETUP_TW_ISSUE */
-	unsigned taskrun;            /* TASKRUN_* */
+	bool sqthread_poll;         /* BLKRING_SETUP_SQPOLL */
+	unsigned sqthread_poll_cpu; /* with sqthread_poll: BLKRING_SETUP_SQ_AFF when given */
+	bool tw_prio;               /* BLKRING_SETUP_TW_PRIO */
+	bool tw_issue;              /* BLKRING_SETUP_TW_ISSUE */
+	unsigned taskrun;           /* TASKRUN_* */
+	unsigned zero_flags;        /* BLKRING_ZERO_* of rw=zero|randzero */
+	unsigned verify;            /* VERIFY_* */
+	bool do_verify;
 	uint8_t set[BENCH_MAX_OPTS]; /* given explicitly, by table index */
 };
 

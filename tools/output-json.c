@@ -2,9 +2,10 @@
 /*
  * fio's JSON structure, key for key, with json-c: top-level version,
  * timestamps, "global options" and "jobs"; each job (or merged group) with
- * its options, read/write/trim objects, sync, CPU and depth maps, and
- * latency buckets; json+ adds the histogram bins.  Numbers fio prints as
- * floats are json doubles here too.
+ * its options, read/write/trim objects (and "zero", shaped as trim, for
+ * write zeroes jobs), sync, CPU and depth maps, and latency buckets; json+
+ * adds the histogram bins.  Numbers fio prints as floats are json doubles
+ * here too.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -170,7 +171,7 @@ static const char *const batch_keys[DEPTH_MAP_NR] = {"0", "4", "8", "16", "32", 
 static void json_misc(struct jb *b, json_object *job, const struct report *r)
 {
 	const struct job_stats *st = r->st;
-	double run = (double)st->runtime_ns * r->nr_jobs;
+	double run = (double)(st->runtime_ns + st->verify_ns) * r->nr_jobs;
 	json_object *sync = jobj(b, job, "sync"), *l;
 	struct lat_buckets lb;
 
@@ -180,7 +181,7 @@ static void json_misc(struct jb *b, json_object *job, const struct report *r)
 		if (l)
 			json_percentiles(b, l, &st->sync_hist, &r->def->o.percentile_list);
 	}
-	jint(b, job, "job_runtime", (int64_t)(st->runtime_ns / 1000000));
+	jint(b, job, "job_runtime", (int64_t)((st->runtime_ns + st->verify_ns) / 1000000));
 	jdbl(b, job, "usr_cpu", run > 0 ? 100.0 * (double)st->usr_ns / run : 0.0);
 	jdbl(b, job, "sys_cpu", run > 0 ? 100.0 * (double)st->sys_ns / run : 0.0);
 	jint(b, job, "ctx", (int64_t)st->ctx);
@@ -221,8 +222,10 @@ static void json_job(struct jb *b, json_object *jobs, const struct report *r,
 	jint(b, job, "eta", 0);
 	jint(b, job, "elapsed", (int64_t)((r->st->elapsed_ns + 500000000) / 1000000000));
 	json_kvlist(b, job, "job options", &r->def->given);
+	/* fio's three directions always; write zeroes when the job has it. */
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
-		json_dir(b, job, r, d, g->agg_bw[d]);
+		if (d < FIO_DDIR_NR || report_dir_used(r, d))
+			json_dir(b, job, r, d, g->agg_bw[d]);
 	json_misc(b, job, r);
 }
 

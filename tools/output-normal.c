@@ -197,7 +197,7 @@ static const char *const batch_keys[DEPTH_MAP_NR] = {"0", "4", "8", "16", "32", 
 static void show_misc(FILE *f, const struct report *r)
 {
 	const struct job_stats *st = r->st;
-	double run = (double)st->runtime_ns * r->nr_jobs;
+	double run = (double)(st->runtime_ns + st->verify_ns) * r->nr_jobs;
 	struct lat_buckets lb;
 
 	lat_buckets(st, &lb);
@@ -217,6 +217,9 @@ static void show_misc(FILE *f, const struct report *r)
 	        " short=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",0 dropped=0,0,0,0\n",
 	        st->dir[0].ios, st->dir[1].ios, st->dir[2].ios, st->sync_ios, st->dir[0].short_ios,
 	        st->dir[1].short_ios, st->dir[2].short_ios);
+	if (st->dir[DDIR_ZERO].ios)
+		fprintf(f, "     issued zero: total=%" PRIu64 " short=%" PRIu64 "\n",
+		        st->dir[DDIR_ZERO].ios, st->dir[DDIR_ZERO].short_ios);
 	fprintf(f, "     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
 	        r->def->o.iodepth);
 }
@@ -242,7 +245,8 @@ static void show_report(FILE *f, const struct report *r, const struct group_summ
 
 static void show_group(FILE *f, const struct group_summary *g)
 {
-	static const char *const labels[BENCH_DDIR_NR] = {"   READ", "  WRITE", "   TRIM"};
+	static const char *const labels[BENCH_DDIR_NR] = {"   READ", "  WRITE", "   TRIM",
+	                                                  "   ZERO"};
 
 	fprintf(f, "\nRun status group %u (all jobs):\n", g->groupid);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {

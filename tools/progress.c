@@ -62,8 +62,11 @@ void progress_show(struct progress *p, struct job *jobs, unsigned nr)
 		fmt_time(eta, sizeof(eta),
 		         p->planned_ns > now - p->start_ns ? p->planned_ns - (now - p->start_ns)
 		                                           : 0);
-	len = fprintf(p->f, "\rJobs: %u: [r=%s,w=%s IOPS][elapsed %s][eta %s]", running, rate[0],
-	              rate[1], el, eta);
+	/* fio adds t= for trims; blkring z= for write zeroes. */
+	len = fprintf(p->f, "\rJobs: %u: [r=%s,w=%s%s%s%s%s IOPS][elapsed %s][eta %s]", running,
+	              rate[0], rate[1], ios[DDIR_TRIM] ? ",t=" : "",
+	              ios[DDIR_TRIM] ? rate[DDIR_TRIM] : "", ios[DDIR_ZERO] ? ",z=" : "",
+	              ios[DDIR_ZERO] ? rate[DDIR_ZERO] : "", el, eta);
 	if (len < p->width)
 		fprintf(p->f, "%*s", p->width - len, "");
 	p->width = len;

@@ -95,6 +95,8 @@ void job_stats_merge(struct job_stats *dst, const struct job_stats *src)
 		dst->error = src->error;
 	if (src->runtime_ns > dst->runtime_ns)
 		dst->runtime_ns = src->runtime_ns;
+	if (src->verify_ns > dst->verify_ns)
+		dst->verify_ns = src->verify_ns;
 	if (src->elapsed_ns > dst->elapsed_ns)
 		dst->elapsed_ns = src->elapsed_ns;
 	dst->usr_ns += src->usr_ns;
@@ -153,26 +155,36 @@ bool report_dir_used(const struct report *r, unsigned ddir)
 	return (rw_modes[r->def->o.rw].ddirs & (1U << ddir)) || r->st->dir[ddir].ios;
 }
 
-uint64_t report_runtime_ms(const struct report *r, unsigned ddir)
+/* As fio: a verify phase's time is read time, and only read time. */
+uint64_t report_runtime_ns(const struct report *r, unsigned ddir)
 {
+	const struct job_stats *st = r->st;
+
 	if (!report_dir_used(r, ddir))
 		return 0;
-	return (r->st->runtime_ns + 500000) / 1000000;
+	if (ddir != DDIR_READ || !st->verify_ns)
+		return st->runtime_ns;
+	return st->verify_ns +
+	       ((rw_modes[r->def->o.rw].ddirs & (1U << DDIR_READ)) ? st->runtime_ns : 0);
+}
+
+uint64_t report_runtime_ms(const struct report *r, unsigned ddir)
+{
+	return (report_runtime_ns(r, ddir) + 500000) / 1000000;
 }
 
 double report_iops(const struct report *r, unsigned ddir)
 {
-	if (!report_dir_used(r, ddir) || !r->st->runtime_ns)
-		return 0.0;
-	return (double)r->st->dir[ddir].ios * 1e9 / (double)r->st->runtime_ns;
+	uint64_t ns = report_runtime_ns(r, ddir);
+
+	return ns ? (double)r->st->dir[ddir].ios * 1e9 / (double)ns : 0.0;
 }
 
 uint64_t report_bw_bytes(const struct report *r, unsigned ddir)
 {
-	if (!report_dir_used(r, ddir) || !r->st->runtime_ns)
-		return 0;
-	return (uint64_t)((unsigned __int128)r->st->dir[ddir].bytes * 1000000000ULL /
-	                  r->st->runtime_ns);
+	uint64_t ns = report_runtime_ns(r, ddir);
+
+	return ns ? (uint64_t)((unsigned __int128)r->st->dir[ddir].bytes * 1000000000ULL / ns) : 0;
 }
 
 static void group_add(struct group_summary *g, const struct report *r)
@@ -195,8 +207,8 @@ static void group_add(struct group_summary *g, const struct report *r)
 			g->min_run_ms[d] = run;
 		if (run > g->max_run_ms[d])
 			g->max_run_ms[d] = run;
-		if (r->st->runtime_ns > g->runtime_ns[d])
-			g->runtime_ns[d] = r->st->runtime_ns;
+		if (report_runtime_ns(r, d) > g->runtime_ns[d])
+			g->runtime_ns[d] = report_runtime_ns(r, d);
 	}
 }
 

@@ -70,6 +70,7 @@ struct job_stats {
 	int first_error;     /* errno, positive, of the first error */
 	int error;           /* errno that stopped the job, 0 if none */
 	uint64_t runtime_ns; /* measured: after ramp_time */
+	uint64_t verify_ns;  /* the verify phase, which fio counts as read runtime */
 	uint64_t elapsed_ns; /* from the job's start */
 	uint64_t usr_ns, sys_ns, ctx, majf, minf;
 };
@@ -122,7 +123,8 @@ struct report {
 	struct job_stats *st;
 };
 
-/* Bandwidth, I/O rate, runtime in ms of one direction. */
+/* Bandwidth, I/O rate, runtime in ns and ms of one direction. */
+uint64_t report_runtime_ns(const struct report *r, unsigned ddir);
 double report_iops(const struct report *r, unsigned ddir);
 uint64_t report_bw_bytes(const struct report *r, unsigned ddir);
 uint64_t report_runtime_ms(const struct report *r, unsigned ddir);
