@@ -16,7 +16,7 @@
 #   bench/seeds/discard/run.sh [ROWS.json]
 #
 # Each configuration runs RUNS times (3; QUICK=1: once; the loop device:
-# once), alternating, for SECS seconds (4; QUICK=1: 2); the run with the
+# once), alternating, for SECS seconds (4; QUICK=1: 1); the run with the
 # median IOPS is reported.  SEEDS_RUNTIME=T (bench/seeds/run-all.sh's knob
 # for tests): runs of T.  ROWS.json gets {"rows": [...], "skipped": {...}}:
 # one row per device, configuration and ratio, and why a device was not run.
@@ -27,7 +27,7 @@ root=$(cd "$here/../../.." && pwd)
 B=${BLKRING:-$root/build/blkring}
 ROWS=${1:-}
 if [[ ${QUICK:-0} == 1 ]]; then
-	RUNS=1 SECS=2
+	RUNS=1 SECS=1
 else
 	RUNS=3 SECS=4
 fi
