@@ -250,7 +250,7 @@ def seed002(doc):
             ("seed_ratio", "seed with/without", fmt_ratio),
             ("prio_lat_us", "with", fmt_us), ("noprio_lat_us", "without", fmt_us),
             ("ratio", "with/without", fmt_ratio),
-            ("pair_ratios", "pairs with<without, range", fmt_pairs),
+            ("pair_ratios", "pairs faster with, range", fmt_pairs),
             ("defer_lat_us", "deferred", fmt_us), ("defer_ratio", "deferred/without", fmt_ratio),
         ],
         "units": "average latency, usec",
