@@ -5,7 +5,7 @@ set terminal pngcairo size 1100,750 enhanced font 'Sans,11'
 set output out
 set title sprintf("Seed 000: async discard commands against sync BLKDISCARD, qd 64 (%s run)", mode)
 set ylabel "IOPS (log scale)"
-set xlabel "device and discard size, with the async/sync IOPS ratio, ours and the seed's" offset 0,-1.5
+set xlabel "device and discard size, with the async/sync IOPS ratio, ours and the seed's (seed: null\\_blk beside null, its PM174X NVMe beside loop)" offset 0,-1.5
 set bmargin 7
 set logscale y
 set format y "%.0s%c"
