@@ -33,10 +33,10 @@ extern "C" {
 
 /* Submission queue entry, 64 bytes. */
 struct blkring_sqe {
-	uint8_t opcode;  /* BLKRING_OP_* */
-	uint8_t flags;   /* BLKRING_SQE_* */
+	uint8_t opcode; /* BLKRING_OP_* */
+	uint8_t flags;  /* BLKRING_SQE_* */
 	uint16_t ioprio;
-	int32_t fd;      /* index of a registered device */
+	int32_t fd; /* index of a registered device */
 	union {
 		uint64_t off; /* byte offset on the device */
 		struct {
@@ -44,25 +44,25 @@ struct blkring_sqe {
 			uint32_t __pad1;
 		};
 	};
-	uint64_t addr;   /* buffer, iovec array, or command offset */
-	uint32_t len;    /* bytes, or iovec count */
+	uint64_t addr; /* buffer, iovec array, or command offset */
+	uint32_t len;  /* bytes, or iovec count */
 	union {
-		uint32_t rw_flags;    /* BLKRING_RWF_* */
+		uint32_t rw_flags; /* BLKRING_RWF_* */
 		uint32_t fsync_flags;
-		uint32_t cmd_flags;   /* command flags (BLKRING_ZERO_*) */
+		uint32_t cmd_flags; /* command flags (BLKRING_ZERO_*) */
 	};
 	uint64_t user_data;
 	uint16_t buf_index;
 	uint16_t personality;
 	uint32_t file_index;
-	uint64_t addr3;  /* command length */
+	uint64_t addr3; /* command length */
 	uint64_t __pad2[1];
 };
 
 /* Completion queue entry, 16 bytes. */
 struct blkring_cqe {
 	uint64_t user_data;
-	int32_t res;     /* result, or -errno */
+	int32_t res; /* result, or -errno */
 	uint32_t flags;
 };
 
@@ -247,11 +247,11 @@ int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info);
 /* Blocking calls, for code that does not want a ring. */
 ssize_t blkring_dev_pread(struct blkring_dev *dev, void *buf, size_t nbytes, uint64_t offset);
 ssize_t blkring_dev_pwrite(struct blkring_dev *dev, const void *buf, size_t nbytes,
-			   uint64_t offset);
+                           uint64_t offset);
 int blkring_dev_flush(struct blkring_dev *dev);
 int blkring_dev_discard(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes);
 int blkring_dev_write_zeroes(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes,
-			     unsigned flags);
+                             unsigned flags);
 
 /* Devices are always registered: sqe->fd is an index into this table (NULL
  * entries are empty slots; a bad index completes with -EBADF).  -EBUSY when a
@@ -306,9 +306,9 @@ struct blkring_vol_leg {
 
 /* One target of a volume's live table. */
 struct blkring_vol_target {
-	unsigned line;      /* in the table text */
-	const char *type;   /* "linear", "striped", ... */
-	uint64_t start;     /* volume sectors */
+	unsigned line;    /* in the table text */
+	const char *type; /* "linear", "striped", ... */
+	uint64_t start;   /* volume sectors */
 	uint64_t len;
 	const char *params; /* the line's arguments, legs as canonical specs */
 	unsigned nr_legs;   /* linear and flakey 1, striped #stripes, else 0 */
@@ -334,13 +334,13 @@ int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr);
 /* ts is relative; -ETIME when it passes with fewer than wait_nr ready,
  * -EINTR when a signal handler ran while the owner slept. */
 int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
-		      const struct timespec *ts);
+                      const struct timespec *ts);
 /* Up to count ready CQEs, oldest first, not consumed (blkring_cq_advance). */
 unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes, unsigned count);
 
 /* Slow path of peek/wait: runs task work, flushes overflow, may sleep. */
 int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
-		     const struct timespec *ts);
+                     const struct timespec *ts);
 
 /*
  * What a ring did since setup.  Any thread may read them; the numbers are
@@ -372,8 +372,7 @@ static inline struct blkring_sqe *blkring_get_sqe(struct blkring *ring)
 
 static inline unsigned blkring_sq_ready(const struct blkring *ring)
 {
-	return ring->sq.sqe_tail -
-	       atomic_load_explicit(ring->sq.khead, memory_order_acquire);
+	return ring->sq.sqe_tail - atomic_load_explicit(ring->sq.khead, memory_order_acquire);
 }
 
 static inline unsigned blkring_sq_space_left(const struct blkring *ring)
@@ -425,10 +424,10 @@ static inline int blkring_wait_cqe(struct blkring *ring, struct blkring_cqe **cq
 	return blkring__get_cqe(ring, cqe_ptr, 1, NULL);
 }
 
-#define blkring_for_each_cqe(ring, head, cqe)                                                  \
-	for (head = atomic_load_explicit((ring)->cq.khead, memory_order_relaxed);              \
-	     head != atomic_load_explicit((ring)->cq.ktail, memory_order_acquire) &&           \
-	     (cqe = &(ring)->cq.cqes[head & (ring)->cq.ring_mask]);                            \
+#define blkring_for_each_cqe(ring, head, cqe)                                        \
+	for (head = atomic_load_explicit((ring)->cq.khead, memory_order_relaxed);    \
+	     head != atomic_load_explicit((ring)->cq.ktail, memory_order_acquire) && \
+	     (cqe = &(ring)->cq.cqes[head & (ring)->cq.ring_mask]);                  \
 	     head++)
 
 static inline void blkring_sqe_set_data(struct blkring_sqe *sqe, void *data)
@@ -461,7 +460,7 @@ static inline void blkring_sqe_set_flags(struct blkring_sqe *sqe, unsigned flags
 /* ------------------------------------------------------------------ */
 
 static inline void blkring_prep_rw(int op, struct blkring_sqe *sqe, int dev, const void *addr,
-				   unsigned len, uint64_t offset)
+                                   unsigned len, uint64_t offset)
 {
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = (uint8_t)op;
@@ -477,41 +476,40 @@ static inline void blkring_prep_nop(struct blkring_sqe *sqe)
 }
 
 static inline void blkring_prep_read(struct blkring_sqe *sqe, int dev, void *buf, unsigned nbytes,
-				     uint64_t offset)
+                                     uint64_t offset)
 {
 	blkring_prep_rw(BLKRING_OP_READ, sqe, dev, buf, nbytes, offset);
 }
 
 static inline void blkring_prep_write(struct blkring_sqe *sqe, int dev, const void *buf,
-				      unsigned nbytes, uint64_t offset)
+                                      unsigned nbytes, uint64_t offset)
 {
 	blkring_prep_rw(BLKRING_OP_WRITE, sqe, dev, buf, nbytes, offset);
 }
 
 /* buf lies within registered buffer buf_index (blkring_register_buffers()). */
 static inline void blkring_prep_read_fixed(struct blkring_sqe *sqe, int dev, void *buf,
-					   unsigned nbytes, uint64_t offset, int buf_index)
+                                           unsigned nbytes, uint64_t offset, int buf_index)
 {
 	blkring_prep_rw(BLKRING_OP_READ_FIXED, sqe, dev, buf, nbytes, offset);
 	sqe->buf_index = (uint16_t)buf_index;
 }
 
 static inline void blkring_prep_write_fixed(struct blkring_sqe *sqe, int dev, const void *buf,
-					    unsigned nbytes, uint64_t offset, int buf_index)
+                                            unsigned nbytes, uint64_t offset, int buf_index)
 {
 	blkring_prep_rw(BLKRING_OP_WRITE_FIXED, sqe, dev, buf, nbytes, offset);
 	sqe->buf_index = (uint16_t)buf_index;
 }
 
 static inline void blkring_prep_readv(struct blkring_sqe *sqe, int dev, const struct iovec *iovecs,
-				      unsigned nr_vecs, uint64_t offset)
+                                      unsigned nr_vecs, uint64_t offset)
 {
 	blkring_prep_rw(BLKRING_OP_READV, sqe, dev, iovecs, nr_vecs, offset);
 }
 
-static inline void blkring_prep_writev(struct blkring_sqe *sqe, int dev,
-				       const struct iovec *iovecs, unsigned nr_vecs,
-				       uint64_t offset)
+static inline void blkring_prep_writev(struct blkring_sqe *sqe, int dev, const struct iovec *iovecs,
+                                       unsigned nr_vecs, uint64_t offset)
 {
 	blkring_prep_rw(BLKRING_OP_WRITEV, sqe, dev, iovecs, nr_vecs, offset);
 }
@@ -524,7 +522,7 @@ static inline void blkring_prep_fsync(struct blkring_sqe *sqe, int dev, unsigned
 }
 
 static inline void blkring_prep_cmd_discard(struct blkring_sqe *sqe, int dev, uint64_t offset,
-					    uint64_t nbytes)
+                                            uint64_t nbytes)
 {
 	blkring_prep_rw(BLKRING_OP_URING_CMD, sqe, dev, NULL, 0, 0);
 	sqe->cmd_op = BLKRING_CMD_DISCARD;
@@ -532,8 +530,8 @@ static inline void blkring_prep_cmd_discard(struct blkring_sqe *sqe, int dev, ui
 	sqe->addr3 = nbytes;
 }
 
-static inline void blkring_prep_cmd_write_zeroes(struct blkring_sqe *sqe, int dev,
-						 uint64_t offset, uint64_t nbytes, unsigned flags)
+static inline void blkring_prep_cmd_write_zeroes(struct blkring_sqe *sqe, int dev, uint64_t offset,
+                                                 uint64_t nbytes, unsigned flags)
 {
 	blkring_prep_rw(BLKRING_OP_URING_CMD, sqe, dev, NULL, 0, 0);
 	sqe->cmd_op = BLKRING_CMD_WRITE_ZEROES;

@@ -24,34 +24,34 @@ struct test_case {
 
 int test_main(const struct test_case *cases, int argc, char **argv);
 
-#define TEST_FAIL(...)                                                                         \
-	do {                                                                                   \
-		fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                \
-		fprintf(stderr, __VA_ARGS__);                                                  \
-		fputc('\n', stderr);                                                           \
-		exit(1);                                                                       \
+#define TEST_FAIL(...)                                          \
+	do {                                                    \
+		fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__);                   \
+		fputc('\n', stderr);                            \
+		exit(1);                                        \
 	} while (0)
 
-#define CHECK(cond)                                                                            \
-	do {                                                                                   \
-		if (!(cond))                                                                   \
-			TEST_FAIL("check failed: %s", #cond);                                  \
+#define CHECK(cond)                                           \
+	do {                                                  \
+		if (!(cond))                                  \
+			TEST_FAIL("check failed: %s", #cond); \
 	} while (0)
 
 /* Compares two integers and prints both on failure. */
-#define CHECK_EQ(a, b)                                                                         \
-	do {                                                                                   \
-		long long _a = (long long)(a), _b = (long long)(b);                            \
-		if (_a != _b)                                                                  \
-			TEST_FAIL("%s == %s: %lld != %lld", #a, #b, _a, _b);                   \
+#define CHECK_EQ(a, b)                                                       \
+	do {                                                                 \
+		long long _a = (long long)(a), _b = (long long)(b);          \
+		if (_a != _b)                                                \
+			TEST_FAIL("%s == %s: %lld != %lld", #a, #b, _a, _b); \
 	} while (0)
 
-#define SKIP(...)                                                                              \
-	do {                                                                                   \
-		fprintf(stderr, "skip: ");                                                     \
-		fprintf(stderr, __VA_ARGS__);                                                  \
-		fputc('\n', stderr);                                                           \
-		exit(TEST_SKIP_EXIT);                                                          \
+#define SKIP(...)                             \
+	do {                                  \
+		fprintf(stderr, "skip: ");    \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr);          \
+		exit(TEST_SKIP_EXIT);         \
 	} while (0)
 
 /* Opens a device or fails the test with the library's message. */

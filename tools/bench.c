@@ -417,7 +417,7 @@ static int bench_output(struct bench_run *br, int *status)
 	for (unsigned i = 0; i < nr; i++)
 		if (reports[i].st->error || reports[i].st->total_err)
 			*status = EXIT_IO_ERROR;
-	if (br->cfg.run.output_format == FORMAT_JSON)
+	if (br->cfg.run.output_format != FORMAT_NORMAL)
 		ret = output_json(br->out, reports, nr, &br->cfg, time(NULL));
 	else
 		ret = output_normal(br->out, reports, nr);

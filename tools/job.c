@@ -13,6 +13,7 @@
 
 #include "engine.h"
 #include "job.h"
+#include "latlog.h"
 #include "verify.h"
 
 #define TICK_NS 1000000ULL      /* stop requests: every millisecond */
@@ -50,6 +51,30 @@ static void job_io_error(struct job *j, struct io_unit *io, int err)
 	job_fail(j, err, what);
 }
 
+/* The I/Os the histograms count, so each log has total_ios lines. */
+static void job_log_completion(struct job *j, const struct io_unit *io, uint64_t start,
+                               uint64_t issue, uint64_t now)
+{
+	uint64_t t = since(now, j->start_ns);
+
+	if (!j->log || j->ramping)
+		return;
+
+	latlog_add(j->log, LATLOG_CLAT, t, since(now, issue), io->ddir, io->len, io->offset);
+	latlog_add(j->log, LATLOG_LAT, t, since(now, start), io->ddir, io->len, io->offset);
+}
+
+static void job_log_submission(struct job *j, struct io_unit **ios, unsigned n, uint64_t start,
+                               uint64_t now)
+{
+	uint64_t t = since(now, j->start_ns);
+
+	for (unsigned i = 0; i < n; i++)
+		if (ios[i]->ddir < BENCH_DDIR_NR)
+			latlog_add(j->log, LATLOG_SLAT, t, now - start, ios[i]->ddir, ios[i]->len,
+			           ios[i]->offset);
+}
+
 void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, uint64_t issue,
                   uint64_t now)
 {
@@ -58,6 +83,7 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 	/* Discard and write zeroes are commands: they end with 0, not a count. */
 	if (!res && (io->ddir == DDIR_TRIM || io->ddir == DDIR_ZERO)) {
 		dir_account_n(&j->st->dir[io->ddir], since(now, issue), since(now, start), 1);
+		job_log_completion(j, io, start, issue, now);
 		return;
 	}
 	if (res < 0) {
@@ -79,6 +105,7 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 		j->short_missing[io->ddir] += io->len - (unsigned)res;
 	}
 	dir_account_n(ds, since(now, issue), since(now, start), 1);
+	job_log_completion(j, io, start, issue, now);
 }
 
 void job_reaped_record(struct job *j, struct io_batch *b)
@@ -245,6 +272,8 @@ static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, struc
 		lat_add_n(&st->dir[j->ddir].slat, now - b->start_ns, n);
 		return;
 	}
+	if (j->log && !j->ramping)
+		job_log_submission(j, ios, n, b->start_ns, now);
 	for (unsigned i = 0; i < n; i++)
 		cnt[ios[i]->ddir]++;
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
@@ -450,6 +479,15 @@ static int job_setup(struct job *j)
 			return ret;
 		}
 	}
+	if (o->write_lat_log[0]) {
+		ret = latlog_open(&j->log, o->write_lat_log, j->number, o->log_offset);
+		if (ret) {
+			job_fail(j, ret, blkring_last_error());
+			return ret;
+		}
+		/* Logged completions take the general accounting, which writes the log. */
+		j->single = false;
+	}
 	return j->engine->init ? j->engine->init(j) : 0;
 }
 
@@ -480,8 +518,14 @@ static void job_finish(struct job *j)
 
 static void job_teardown(struct job *j)
 {
+	int ret;
+
 	if (j->engine->exit)
 		j->engine->exit(j);
+	ret = latlog_close(j->log);
+	if (ret)
+		job_fail(j, ret, blkring_last_error());
+	j->log = NULL;
 	if (j->verify)
 		verify_teardown(j);
 	free(j->ios);

@@ -90,6 +90,7 @@ struct job {
 	struct verify *verify; /* verify=crc32c: the wrapped engine and what was written */
 	void *bufs;
 	size_t bufs_len;
+	struct lat_log *log; /* write_lat_log; NULL without it */
 
 	uint64_t now_ns; /* the last completion stamp an engine took */
 	uint64_t begin_ns, start_ns, ramp_end_ns, end_ns, next_check_ns;
@@ -115,7 +116,8 @@ static inline uint64_t since(uint64_t now, uint64_t then)
 
 /*
  * Accounts one unit from its stamps, whatever its end: an error, a flush, a
- * short transfer, or a full one.
+ * short transfer, or a full one; and every unit of a job that logs
+ * latencies, which it writes to the log.
  */
 void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, uint64_t issue,
                   uint64_t now);
@@ -158,7 +160,7 @@ static inline void job_account(struct job *j, struct io_unit *io, int res, uint6
 	b->apart++;
 	/* Invariant TSCs the kernel trusts are in step on every CPU, so
 	 * stamps of one thread never run backwards. */
-	if (likely((unsigned)res == io->len && io->ddir < BENCH_DDIR_NR))
+	if (likely((unsigned)res == io->len && io->ddir < BENCH_DDIR_NR && !j->log))
 		dir_account_n(&j->st->dir[io->ddir], now - b->issue_ns, now - b->start_ns, 1);
 	else
 		job_complete(j, io, res, b->start_ns, b->issue_ns, now);

@@ -31,7 +31,7 @@ const struct rw_mode rw_modes[] = {
 #undef Z
 
 static const char *const engine_names[] = {"blkring", "sync", NULL};
-static const char *const format_names[] = {"normal", "json", NULL};
+static const char *const format_names[] = {"normal", "json", "json+", NULL};
 static const char *const clock_names[] = {"cpu", "clock_gettime", NULL};
 static const char *const taskrun_names[] = {"normal", "defer", NULL};
 static const char *const verify_names[] = {"0", "crc32c", NULL};
@@ -505,6 +505,10 @@ const struct bench_opt bench_opts[] = {
      DEFAULT_PERCENTILES, opt_percentiles, JOB(percentile_list), 0, 0, 0, NULL},
     {"lat_percentiles", NULL, "BOOL", "report total latency percentiles too", "0", opt_bool,
      JOB(lat_percentiles), OPT_BARE, 0, 0, NULL},
+    {"write_lat_log", NULL, "NAME", "per-I/O latency logs NAME_{slat,clat,lat}.N.log", NULL,
+     opt_str, JOB(write_lat_log), 0, 0, BENCH_PATH_MAX - 32, NULL},
+    {"log_offset", NULL, "BOOL", "latency log lines carry the I/O's offset", "0", opt_bool,
+     JOB(log_offset), OPT_BARE, 0, 0, NULL},
     {"continue_on_error", NULL, "KIND", "none, read, write, io, verify or all", "none", opt_coe,
      JOB(continue_on_error), 0, 0, 0, NULL},
     {"verify", NULL, "METHOD", "0 or crc32c: written blocks carry a checked header; reads check it",
@@ -527,8 +531,8 @@ const struct bench_opt bench_opts[] = {
      opt_choice, RUN(clocksource), OPT_RUN, 0, 0, clock_names},
     {"output", NULL, "FILE", "write the results to FILE", NULL, opt_str, RUN(output),
      OPT_RUN | OPT_CMDLINE, 0, BENCH_PATH_MAX, NULL},
-    {"output-format", NULL, "FORMAT", "normal or json", "normal", opt_choice, RUN(output_format),
-     OPT_RUN | OPT_CMDLINE, 0, 0, format_names},
+    {"output-format", NULL, "FORMAT", "normal, json, or json+ (json with histogram bins)", "normal",
+     opt_choice, RUN(output_format), OPT_RUN | OPT_CMDLINE, 0, 0, format_names},
 };
 
 const unsigned bench_nr_opts = sizeof(bench_opts) / sizeof(bench_opts[0]);
@@ -657,7 +661,6 @@ static const char *const fio_only[] = {
     "write_hist_log",
     "write_iolog",
     "write_iops_log",
-    "write_lat_log",
     "read_iolog",
     "zero_buffers",
     "zonemode",

@@ -42,7 +42,7 @@ extern const struct rw_mode rw_modes[];
 enum { ENGINE_BLKRING, ENGINE_SYNC };
 enum { TASKRUN_NORMAL, TASKRUN_DEFER }; /* taskrun=: when task work runs */
 enum { VERIFY_NONE, VERIFY_CRC32C };
-enum { FORMAT_NORMAL, FORMAT_JSON };
+enum { FORMAT_NORMAL, FORMAT_JSON, FORMAT_JSON_PLUS };
 enum { POLL_STRATEGY_ALL, POLL_STRATEGY_COOKIE }; /* the table key poll='s values */
 extern const char *const poll_strategy_names[];   /* "all", "cookie" */
 
@@ -92,6 +92,8 @@ struct job_opts {
 	bool group_reporting;
 	struct percentiles percentile_list;
 	bool lat_percentiles;
+	char write_lat_log[BENCH_PATH_MAX]; /* empty: no per-I/O latency logs */
+	bool log_offset;
 	unsigned continue_on_error; /* COE_* */
 	bool stonewall;
 	bool sqthread_poll;         /* BLKRING_SETUP_SQPOLL */

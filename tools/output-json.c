@@ -3,10 +3,12 @@
  * fio's JSON structure, key for key, with json-c: top-level version,
  * timestamps, "global options" and "jobs"; each job (or merged group) with
  * its options, read/write/trim objects (and "zero", shaped as trim, for
- * write zeroes jobs), sync, CPU and depth maps, and latency buckets.  Numbers fio prints as floats
- * are json doubles here too.
+ * write zeroes jobs), sync, CPU and depth maps, and latency buckets; json+
+ * adds the histogram bins.  Numbers fio prints as floats are json doubles
+ * here too.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 /* Shorthands: every add goes through these so a failed allocation shows. */
 struct jb {
 	bool oom;
+	bool plus; /* json+: histogram bins beside each percentile list */
 };
 
 static json_object *jadd(struct jb *b, json_object *parent, const char *key, json_object *v)
@@ -54,6 +57,21 @@ static void json_kvlist(struct jb *b, json_object *o, const char *key, const str
 		jstr(b, opts, l->v[i].key, l->v[i].val);
 }
 
+/* fio's json+ "bins": each non-empty bucket's count, keyed by the value it stands for. */
+static void json_bins(struct jb *b, json_object *o, const struct hist *h)
+{
+	json_object *bins = jobj(b, o, "bins");
+
+	for (unsigned i = 0; bins && i < HIST_NR; i++) {
+		char key[24];
+
+		if (!h->bucket[i])
+			continue;
+		snprintf(key, sizeof(key), "%" PRIu64, hist_value(i));
+		jint(b, bins, key, (int64_t)h->bucket[i]);
+	}
+}
+
 static void json_percentiles(struct jb *b, json_object *o, const struct hist *h,
                              const struct percentiles *pl)
 {
@@ -69,6 +87,8 @@ static void json_percentiles(struct jb *b, json_object *o, const struct hist *h,
 		snprintf(key, sizeof(key), "%f", pl->p[i]);
 		jint(b, p, key, (int64_t)v[i]);
 	}
+	if (b->plus)
+		json_bins(b, o, h);
 }
 
 static json_object *json_lat(struct jb *b, json_object *o, const char *key,
@@ -239,7 +259,7 @@ int output_json(FILE *f, const struct report *r, unsigned nr, const struct bench
                 time_t when)
 {
 	struct group_summary *groups = calloc(nr ? nr : 1, sizeof(*groups));
-	struct jb b = {false};
+	struct jb b = {.plus = cfg->run.output_format == FORMAT_JSON_PLUS};
 	json_object *root;
 	unsigned nr_groups;
 	int ret = 0;

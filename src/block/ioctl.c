@@ -123,11 +123,11 @@ static int cmd_write_zeroes(struct blkring_dev *dev, struct blkring_bio *bio, ui
 	if (ret)
 		return ret;
 	if (offload)
-		return cmd_issue_range(dev, bio, REQ_OP_WRITE_ZEROES, start, len,
-		                       ((cmd_flags & BLKRING_ZERO_NOUNMAP) ? BIO_NOUNMAP : 0) |
-		                           ((cmd_flags & BLKRING_ZERO_NOFALLBACK) ? BIO_NOFALLBACK
-		                                                                  : 0),
-		                       nowait);
+		return cmd_issue_range(
+		    dev, bio, REQ_OP_WRITE_ZEROES, start, len,
+		    ((cmd_flags & BLKRING_ZERO_NOUNMAP) ? BIO_NOUNMAP : 0) |
+		        ((cmd_flags & BLKRING_ZERO_NOFALLBACK) ? BIO_NOFALLBACK : 0),
+		    nowait);
 	/* Writing zero pages waits for its writes: the worker pool's job. */
 	if (nowait)
 		return -EAGAIN;

@@ -7,7 +7,7 @@
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define CACHELINE 64
 #define __cacheline_aligned __attribute__((aligned(CACHELINE)))

@@ -37,9 +37,8 @@ static inline bool llist_add(struct llist_node *n, struct llist_head *h)
 
 	do {
 		n->next = first;
-	} while (!atomic_compare_exchange_weak_explicit(&h->first, &first, n,
-							memory_order_release,
-							memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(&h->first, &first, n, memory_order_release,
+	                                                memory_order_relaxed));
 	return first == NULL;
 }
 

@@ -13,6 +13,7 @@
 #
 #   bench/seeds/taskwork/run.sh [JSON_OUT]     (default: $O/seeds/taskwork.json)
 #   env: O=build dir (build)  QUICK=1 (8 depths, short runs)
+#        SEEDS_RUNTIME=T (runs of T without ramp)
 #        REPS=pair repeats at depths >= 256 (5; QUICK 2)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +28,8 @@ else
 	depths=(1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384)
 	runtime=500ms ramp=150ms reps=${REPS:-5}
 fi
+# SEEDS_RUNTIME (bench/seeds/run-all.sh's knob for tests): every run that long, no ramp.
+[[ -n ${SEEDS_RUNTIME:-} ]] && runtime=$SEEDS_RUNTIME ramp=0
 
 [[ -x $O/blkring ]] || { echo "taskwork: $O/blkring is missing: run make first" >&2; exit 2; }
 mkdir -p "$(dirname "$out")"
