@@ -155,34 +155,58 @@ static const char *spec_item_end(const char *p)
 	return p;
 }
 
+/* spec, the first item (TYPE:PATH) kept, with key=value replacing any key= item. */
+static int spec_set_key(const struct job *j, char *spec, size_t size, const char *src,
+                        const char *key, const char *value)
+{
+	size_t len = 0, klen = strlen(key);
+
+	for (bool first = true; *src; first = false) {
+		const char *end = spec_item_end(src);
+
+		if (first || strncmp(src, key, klen) || src[klen] != '=')
+			len += (size_t)snprintf(spec + len, len < size ? size - len : 0, "%s%.*s",
+			                        first ? "" : ",", (int)(end - src), src);
+		src = *end ? end + 1 : end;
+	}
+	len += (size_t)snprintf(spec + len, len < size ? size - len : 0, ",%s=%s", key, value);
+	if (len >= size)
+		return def_error(j->def, "filename=%s: too long with %s=", j->o->filename, key);
+	return 0;
+}
+
+static bool spec_is_file(const char *s)
+{
+	return !strncmp(s, "file:", 5) || *s == '/' || *s == '.';
+}
+
 /*
- * --poll_strategy overrides a volume's poll= key: the job opens its spec
- * with poll= replaced (or added), which is another volume over the same
- * legs, as if the table had been opened with that key.
+ * Options that override a key of the job's device spec, so the job opens
+ * another device over the same thing: --poll_strategy a volume's poll=,
+ * --direct a file's direct= (file devices default to O_DIRECT, fio's jobs
+ * to buffered; given, the option wins).
  */
 static int job_spec(const struct job *j, char *spec, size_t size)
 {
-	const char *name = poll_strategy_names[j->o->poll_strategy];
-	const char *p = j->o->filename, *end;
-	size_t len = 0;
+	const char *f = j->o->filename;
+	char file[BENCH_PATH_MAX + 8];
 
-	if (!opt_is_set(j->o, "poll_strategy")) {
-		snprintf(spec, size, "%s", p);
-		return 0;
+	if (opt_is_set(j->o, "poll_strategy")) {
+		const char *name = poll_strategy_names[j->o->poll_strategy];
+
+		if (strncmp(f, "table:", 6))
+			return def_error(
+			    j->def, "poll_strategy=%s applies to table: volumes, not %s", name, f);
+		return spec_set_key(j, spec, size, f, "poll", name);
 	}
-	if (strncmp(p, "table:", 6))
-		return def_error(j->def, "poll_strategy=%s applies to table: volumes, not %s", name,
-		                 p);
-	for (bool first = true; *p; first = false) {
-		end = spec_item_end(p);
-		if (first || strncmp(p, "poll=", 5))
-			len += (size_t)snprintf(spec + len, len < size ? size - len : 0, "%s%.*s",
-			                        first ? "" : ",", (int)(end - p), p);
-		p = *end ? end + 1 : end;
+	if (opt_is_set(j->o, "direct") && spec_is_file(f)) {
+		if (strncmp(f, "file:", 5)) {
+			snprintf(file, sizeof(file), "file:%s", f);
+			f = file;
+		}
+		return spec_set_key(j, spec, size, f, "direct", j->o->direct ? "1" : "0");
 	}
-	len += (size_t)snprintf(spec + len, len < size ? size - len : 0, ",poll=%s", name);
-	if (len >= size)
-		return def_error(j->def, "filename=%s: too long with poll=", j->o->filename);
+	snprintf(spec, size, "%s", f);
 	return 0;
 }
 
