@@ -4,9 +4,7 @@
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-check() { if eval "$2"; then pass "$1"; else fail "$1" "$3"; fi; }
+. "$(dirname "$0")/lib.sh"
 
 v=$("$B" --version)
 check version '[[ $v == blkring-* && $("$B" bench --version) == "$v" ]]' "got '$v'"

@@ -5,8 +5,7 @@
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/lib.sh"
 
 "$B" bench --output-format=json --thread=0 --name=a --filename=null:size=4M --rw=randread \
 	--iodepth=2 --ioengine=sync >"$T/out" 2>"$T/err"

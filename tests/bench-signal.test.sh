@@ -4,8 +4,7 @@
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/lib.sh"
 
 # Starts a 30 s bench, waits until its threads run (the signals are
 # blocked by then), lets it measure a little, then sends the signal.

@@ -7,8 +7,7 @@
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/lib.sh"
 
 DEV=null:memory_backed=1,discard=1,write_zeroes=1,size=1M
 

@@ -12,10 +12,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-skip() { echo "SKIP $1: $2"; }
-check() { if eval "$2"; then pass "$1"; else fail "$1" "$3"; fi; }
+. "$(dirname "$0")/lib.sh"
 
 F="$T/f.img"
 "$B" bench --name=w --filename="file:$F,size=16M" --rw=write --bs=64k --iodepth=8 \

@@ -6,8 +6,7 @@
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/lib.sh"
 
 SHORT=(--rw=randread --bs=4k --iodepth=16 --runtime=100ms --time_based)
 for i in 0 1 2; do

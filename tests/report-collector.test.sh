@@ -7,8 +7,7 @@
 cd "$(dirname "$0")/.." || exit 1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/ok/raw"
 cp tests/report-fixture/*.json tests/report-fixture/runs.jsonl "$T/ok/raw/"

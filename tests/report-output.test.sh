@@ -5,8 +5,7 @@
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/lib.sh"
 check() { # NAME PYTHON-SCRIPT ARGS...: passes when the script prints nothing and exits 0
 	local name=$1 why
 	shift

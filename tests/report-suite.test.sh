@@ -13,8 +13,7 @@ if [[ $B == *tsan* && -z ${SEEDS_IN_TSAN:-} ]]; then
 fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/lib.sh"
 
 SEEDS_RUNTIME=${SEEDS_RUNTIME:-100ms} REPORT_DIR=$T BLKRING=$B \
 	timeout 120 bench/seeds/run-all.sh "$(dirname "$B")" >"$T/out" 2>"$T/err"
