@@ -556,17 +556,30 @@ uint64_t blkring__dm_max_io_len(const struct dm_target *ti, uint64_t sector)
 	return chunk_left < left ? chunk_left : left;
 }
 
+int blkring__dm_ctr_no_args(struct dm_target *ti, unsigned argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return blkring__dm_target_error(ti, -EINVAL, "expected no arguments, got %u", argc);
+	ti->features = BLKRING_FEAT_FLUSH | BLKRING_FEAT_FUA | BLKRING_FEAT_DISCARD |
+	               BLKRING_FEAT_WRITE_ZEROES;
+	ti->num_discard_clones = 1;
+	return 0;
+}
+
 /* ---- describe ---- */
 
 static int describe_target(struct dm_target *ti, blkring_vol_target_fn fn, void *arg)
 {
 	struct blkring_vol_leg *legs = calloc(ti->nr_legs ? ti->nr_legs : 1, sizeof(*legs));
-	int len = ti->type->status(ti, NULL, 0);
+	int len = ti->type->status ? ti->type->status(ti, NULL, 0) : 0;
 	char *params = malloc(len + 1);
 	int ret = -ENOMEM;
 
 	if (legs && params) {
-		ti->type->status(ti, params, len + 1);
+		params[0] = '\0';
+		if (ti->type->status)
+			ti->type->status(ti, params, len + 1);
 		for (unsigned l = 0; l < ti->nr_legs; l++)
 			legs[l] = (struct blkring_vol_leg){.spec = ti->legs[l].dev->spec,
 			                                   .start = ti->legs[l].start,

@@ -48,9 +48,14 @@ struct dm_target_type {
 	/* Remaps or ends one clone; clone->sector is a volume sector. */
 	int (*map)(struct dm_target *ti, struct blkring_bio *clone);
 	/* The table line's arguments with legs by canonical spec (dmsetup
-	 * table's output); returns snprintf's count. */
+	 * table's output); returns snprintf's count.  Optional: none means no
+	 * arguments. */
 	int (*status)(struct dm_target *ti, char *buf, size_t len);
 };
+
+/* ctr of a target with no arguments and no legs that takes every
+ * operation (zero, error). */
+int blkring__dm_ctr_no_args(struct dm_target *ti, unsigned argc, char **argv);
 
 /* One device a target maps onto: an open reference the table holds. */
 struct dm_leg {
