@@ -30,14 +30,21 @@ static inline struct blkring_ioc *blkring__issue_ioc(struct blkring_req *req, un
 	return (issue_flags & BLKRING_ISSUE_NONBLOCK) ? &req->ctx->ioc : NULL;
 }
 
+/* Ties a request's bio to the ring: its completion comes back to req. */
+static inline void blkring__req_bio_bind(struct blkring__ctx *ctx, struct blkring_req *req,
+                                         struct blkring_bio *bio, struct blkring_ioc *ioc)
+{
+	bio->ioc = ioc;
+	bio->queue_hint = ctx->queue_hint;
+	bio->end_io = blkring__req_bio_end_io;
+	bio->private = req;
+}
+
 /* Shared by every opcode that ends in a bio. */
 static inline int blkring__submit_req_bio(struct blkring_req *req, struct blkring_bio *bio,
                                           struct blkring_ioc *ioc)
 {
-	bio->ioc = ioc;
-	bio->queue_hint = req->ctx->queue_hint;
-	bio->end_io = blkring__req_bio_end_io;
-	bio->private = req;
+	blkring__req_bio_bind(req->ctx, req, bio, ioc);
 	return blkring__submit_bio(bio);
 }
 
@@ -115,10 +122,7 @@ static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_re
 	if (unlikely(rw->rw_flags))
 		blkring__rw_set_flags(rw->rw_flags, bio, op == REQ_OP_WRITE);
 	req->result = (int32_t)rw->len;
-	bio->ioc = ioc;
-	bio->queue_hint = ctx->queue_hint;
-	bio->end_io = blkring__req_bio_end_io;
-	bio->private = req;
+	blkring__req_bio_bind(ctx, req, bio, ioc);
 	if (unlikely(ctx->flags & BLKRING_SETUP_IOPOLL))
 		return blkring__iopoll_submit(ctx, req, bio);
 	return blkring__submit_bio(bio);
