@@ -111,6 +111,13 @@ static void test_memory_backed_4k(void)
 	round_trip("null:memory_backed=1,size=16M,bs=4096,irqmode=1");
 }
 
+/* A spinning completion thread sees each next I/O while it spins, and a
+ * close in the middle of a long spin stops it. */
+static void test_memory_backed_spin(void)
+{
+	round_trip("null:memory_backed=1,size=16M,irqmode=softirq,spin_nsec=1000000000");
+}
+
 static void test_not_memory_backed(void)
 {
 	struct blkring_dev *dev = test_open("null:size=1M,irqmode=0");
@@ -285,6 +292,7 @@ static const struct test_case cases[] = {
     {"memory_backed_softirq", test_memory_backed_softirq, 0},
     {"memory_backed_timer", test_memory_backed_timer, 0},
     {"memory_backed_4k", test_memory_backed_4k, 0},
+    {"memory_backed_spin", test_memory_backed_spin, 0},
     {"not_memory_backed", test_not_memory_backed, 0},
     {"badblocks", test_badblocks, 0},
     {"read_only", test_read_only, 0},

@@ -13,4 +13,13 @@
 #define __cacheline_aligned __attribute__((aligned(CACHELINE)))
 #define __unused __attribute__((unused))
 
+/* A spin-wait hint: lets the sibling hyperthread (or the host) have the core. */
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
+
 #endif
