@@ -2,8 +2,8 @@
 /*
  * file devices on rings: each ring gets its own kernel io_uring for the
  * device, flushed once per submit batch and reaped in the ring's enter and
- * wait; the owner sleeps in ppoll() on the kernel ring and on an eventfd
- * that task work signals; commands, registered buffers, exit and unregister.
+ * wait; the owner sleeps inside the kernel ring, which also watches an
+ * eventfd that task work signals; commands, registered buffers, exit and unregister.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -104,6 +104,46 @@ static void test_loop_sleeps(void)
 	CHECK(ring.ctx->ioc.wake_fd >= 0);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* A ring with two devices has two kernel rings; the owner sleeps in the
+ * first (the primary), and the second's completions still wake it: through
+ * the ring's eventfd where the kernel rings defer task work, through its
+ * own descriptor in ppoll() where they do not. */
+static void test_two_devices_sleep(void)
+{
+	struct blkring_dev *devs[2] = {tf_open("%s", tf_loop(0)), tf_open("%s", tf_loop(1))};
+	struct blkring_ring_stats st;
+	struct blkring ring;
+	char *buf = tf_alloc(2 << 20);
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, devs, 2), 0);
+	blkring_prep_read(sqe_of(&ring), 0, buf, 4096, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 4096);
+	for (int i = 0; i < 16; i++) {
+		blkring_prep_read(sqe_of(&ring), 1, buf, 1 << 20, (uint64_t)i << 20);
+		CHECK_EQ(blkring_submit(&ring), 1);
+		CHECK_EQ(reap_one(&ring, 0), 1 << 20);
+	}
+	for (int i = 0; i < 16; i++) {
+		blkring_prep_read(sqe_of(&ring), (unsigned)i & 1, buf, 1 << 20, (uint64_t)i << 20);
+		blkring_prep_read(sqe_of(&ring), (unsigned)(i + 1) & 1, buf + (1 << 20), 1 << 20,
+		                  (uint64_t)i << 20);
+		CHECK_EQ(blkring_submit(&ring), 2);
+		CHECK_EQ(reap_one(&ring, 0), 1 << 20);
+		CHECK_EQ(reap_one(&ring, 0), 1 << 20);
+	}
+	CHECK(queue_of(&ring, devs[0])->primary);
+	CHECK(!queue_of(&ring, devs[1])->primary);
+	CHECK_EQ(queue_of(&ring, devs[1])->signals, queue_of(&ring, devs[1])->q.defer);
+	CHECK_EQ(blkring_ring_stats(&ring, &st), 0);
+	CHECK(st.sleeps > 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(devs[0]), 0);
+	CHECK_EQ(blkring_dev_close(devs[1]), 0);
 	free(buf);
 }
 
@@ -420,6 +460,7 @@ static void test_defer_and_prio_rings(void)
 static const struct test_case cases[] = {
     {"tmpfs", test_tmpfs, 0},
     {"loop_sleeps", test_loop_sleeps, 0},
+    {"two_devices_sleep", test_two_devices_sleep, 0},
     {"task_work_wakes", test_task_work_wakes, 0},
     {"loop_commands", test_loop_commands, 0},
     {"fixed_buffers", test_fixed_buffers, 0},
@@ -435,6 +476,7 @@ static const struct test_case cases[] = {
 int main(int argc, char **argv)
 {
 	tf_setup();
+	tf_add_loop(32 << 20, 512);
 	tf_add_loop(32 << 20, 512);
 	return tf_main(cases, argc, argv);
 }

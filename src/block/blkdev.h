@@ -151,6 +151,10 @@ struct blkring_ioc_queue_ops {
 	void (*flush)(struct blkring_ioc_queue *q);
 	unsigned (*reap)(struct blkring_ioc_queue *q);
 	int (*prepare_sleep)(struct blkring_ioc_queue *q, bool *wakes);
+	/* Optional: sleeps until the descriptor prepare_sleep gave would poll
+	 * readable (left: NULL for no limit), when that is all the owner waits
+	 * on.  Returns 1, 0 at the time limit, or -EINTR. */
+	int (*sleep)(struct blkring_ioc_queue *q, const struct timespec *left);
 	void (*exit)(struct blkring_ioc_queue *q);
 };
 
@@ -168,6 +172,7 @@ struct blkring_ioc {
 	int wake_fd;         /* an eventfd task work signals; -1 until the first sleep */
 	struct pollfd *pfds; /* the sleep's: wake_fd, then the queues' */
 	unsigned pfds_cap;
+	struct blkring_ioc_queue *sleeper; /* the sleep's only queue, when it sleeps itself */
 	/* Registered buffers (blkring_register_buffers()); bufs_gen changes
 	 * with every registration, so a queue knows when to register anew. */
 	const struct iovec *bufs;

@@ -6,7 +6,7 @@
  * its first bio and used only by the ring's owner thread, so no lock is
  * shared between rings: bios queue SQEs, the ring's submit batch ends with
  * one io_uring_enter (flush), and completions are reaped whenever the owner
- * enters the ring, or wake its sleep in ppoll() (prepare_sleep).  Polled
+ * enters the ring, or wake its sleep (prepare_sleep, sleep).  Polled
  * bios go to a second kernel ring of the pair, with IORING_SETUP_IOPOLL
  * where the device polls, else reaped by looking at its CQ without
  * entering the kernel; only polling reaps it.
@@ -31,24 +31,36 @@
 
 /*
  * SUBMIT_ALL: an SQE the kernel refuses (it posts its CQE) does not hold
- * back the rest of the batch.  A ring's own queue adds COOP_TASKRUN: its
- * completions wait for the owner's next entry into the kernel (every
- * batch's submit, or a sleep, which they wake) instead of interrupting it;
- * TASKRUN_FLAG says when some wait, so the owner can fetch them without
- * submitting.  The shared queue and the poll queues keep the interruption:
- * their CQs are looked at by a thread that did not submit, or without
- * entering the kernel.  Kernels without these flags (before 5.19) get a
- * plain ring.
+ * back the rest of the batch.  A ring's own queue, used by one thread
+ * only, asks for DEFER_TASKRUN (Linux 6.1, as fio does): its completions
+ * wait for that thread's next enter with GETEVENTS (a batch's submit, or a
+ * sleep inside the kernel ring, woken once a completion is there) instead
+ * of interrupting it; else COOP_TASKRUN (5.19), the same without the
+ * batched wake-up.  TASKRUN_FLAG says when some wait, so the owner can
+ * fetch them without submitting.  The shared queue and the poll queues keep
+ * the interruption: their CQs are looked at by a thread that did not
+ * submit, or without entering the kernel.  Older kernels get a plain ring.
  */
-static int ring_init(struct io_uring *ring, unsigned depth, unsigned kind, bool iopoll)
+static int ring_init(struct io_uring *ring, unsigned depth, unsigned kind, bool iopoll, bool *defer)
 {
 	unsigned flags = iopoll ? IORING_SETUP_IOPOLL : 0;
 	unsigned extra = IORING_SETUP_SUBMIT_ALL;
-	int ret;
+	int ret = -EINVAL;
 
-	if (kind == QUEUE_RING)
-		extra |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
-	ret = io_uring_queue_init(depth, ring, flags | extra);
+	*defer = false;
+	if (kind == QUEUE_RING) {
+		ret =
+		    io_uring_queue_init(depth, ring,
+		                        flags | extra | IORING_SETUP_SINGLE_ISSUER |
+		                            IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
+		*defer = !ret;
+		if (ret == -EINVAL)
+			ret = io_uring_queue_init(depth, ring,
+			                          flags | extra | IORING_SETUP_COOP_TASKRUN |
+			                              IORING_SETUP_TASKRUN_FLAG);
+	}
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(depth, ring, flags | extra);
 	if (ret == -EINVAL)
 		ret = io_uring_queue_init(depth, ring, flags);
 	return ret;
@@ -56,7 +68,7 @@ static int ring_init(struct io_uring *ring, unsigned depth, unsigned kind, bool 
 
 int file_queue_setup(struct file_queue *q, struct file_dev *fd, unsigned kind, bool iopoll)
 {
-	int ret = ring_init(&q->ring, fd->depth, kind, iopoll);
+	int ret = ring_init(&q->ring, fd->depth, kind, iopoll, &q->defer);
 
 	if (ret)
 		return ret;
@@ -293,10 +305,10 @@ static unsigned ring_queue_reap(struct blkring_ioc_queue *link)
 }
 
 /*
- * The ring's eventfd, watched by a multishot poll of this kernel ring, so
- * the owner sleeps in ppoll() on one descriptor instead of two.  Its CQEs
- * only empty the eventfd; a poll the kernel ended is armed again at the
- * next sleep.
+ * The ring's eventfd, which task work producers signal, is watched by a
+ * multishot poll of the ring's first kernel ring (the primary), so the
+ * owner sleeps on one descriptor instead of two.  Its CQEs only empty the
+ * eventfd; a poll the kernel ended is armed again at the next sleep.
  */
 static void ring_queue_woken(struct file_queue *q, const struct io_uring_cqe *cqe)
 {
@@ -311,10 +323,10 @@ static void ring_queue_woken(struct file_queue *q, const struct io_uring_cqe *cq
 
 static void ring_queue_arm_wake(struct file_ring_queue *rq)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&rq->q.ring);
+	struct io_uring_sqe *sqe;
 
-	if (!sqe)
-		return; /* full: the ring polls the eventfd itself this time */
+	while (!(sqe = io_uring_get_sqe(&rq->q.ring)))
+		queue_submit(&rq->q);
 	io_uring_prep_poll_multishot(sqe, rq->q.ioc->wake_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, UD_WAKE);
 	queue_submit(&rq->q);
@@ -322,23 +334,71 @@ static void ring_queue_arm_wake(struct file_ring_queue *rq)
 }
 
 /*
- * The owner sleeps in ppoll() on the kernel ring's descriptor, which polls
- * readable once a CQE is posted; completions held for the owner
- * (COOP_TASKRUN) wake it from that sleep, are posted on the way out and
- * make the poll succeed.  Nothing is registered and the kernel signals
- * nothing more than it would: no eventfd per completion batch.
+ * The primary: the owner sleeps on its kernel ring, which wakes for its own
+ * completions and, through the poll, for the eventfd.  A kernel ring that
+ * holds completions back (either TASKRUN mode) wakes that sleep when one
+ * comes, and posts them on the way out.
  */
-static int ring_queue_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
+static int primary_prepare_sleep(struct file_ring_queue *rq, bool *wakes)
 {
-	struct file_ring_queue *rq = ring_queue(link);
 	struct io_uring *ring = &rq->q.ring;
 
 	if (unlikely(!rq->wake_armed))
 		ring_queue_arm_wake(rq);
 	if (io_uring_cq_ready(ring) || ring_queue_held(rq))
 		return -EAGAIN;
-	*wakes = rq->wake_armed;
+	*wakes = true;
 	return ring->ring_fd;
+}
+
+/*
+ * Another kernel ring of the same ring.  Under COOP_TASKRUN its descriptor
+ * polls readable once a completion waits, so it joins the ppoll().  Under
+ * DEFER_TASKRUN nothing wakes a poller of it (only a waiter inside it): it
+ * signals the ring's eventfd instead, once per completion, and offers no
+ * descriptor, so the owner still sleeps in the primary.
+ */
+static int secondary_prepare_sleep(struct file_ring_queue *rq)
+{
+	struct io_uring *ring = &rq->q.ring;
+
+	if (rq->q.defer && !rq->signals) {
+		/* Without it no sleep would wake for this ring: the owner
+		 * looks again instead of sleeping. */
+		if (io_uring_register_eventfd(ring, rq->q.ioc->wake_fd))
+			return -EAGAIN;
+		rq->signals = true;
+	}
+	if (io_uring_cq_ready(ring) || ring_queue_held(rq))
+		return -EAGAIN;
+	return rq->q.defer ? -ENOENT : ring->ring_fd;
+}
+
+static int ring_queue_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
+{
+	struct file_ring_queue *rq = ring_queue(link);
+
+	return rq->primary ? primary_prepare_sleep(rq, wakes) : secondary_prepare_sleep(rq);
+}
+
+/*
+ * Where the primary is all the owner waits on, it sleeps inside it: the
+ * completions it holds back are posted in the same enter that wakes, and no
+ * poll is set up and torn down on each sleep.
+ */
+static int ring_queue_sleep(struct blkring_ioc_queue *link, const struct timespec *left)
+{
+	struct file_ring_queue *rq = ring_queue(link);
+	struct __kernel_timespec ts;
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (left)
+		ts = (struct __kernel_timespec){.tv_sec = left->tv_sec, .tv_nsec = left->tv_nsec};
+	ret = io_uring_wait_cqes(&rq->q.ring, &cqe, 1, left ? &ts : NULL, NULL);
+	if (ret == -ETIME)
+		return 0;
+	return ret == -EINTR ? -EINTR : 1;
 }
 
 static void ring_queue_exit(struct blkring_ioc_queue *link)
@@ -354,6 +414,7 @@ static const struct blkring_ioc_queue_ops ring_queue_ops = {
     .flush = ring_queue_flush,
     .reap = ring_queue_reap,
     .prepare_sleep = ring_queue_prepare_sleep,
+    .sleep = ring_queue_sleep,
     .exit = ring_queue_exit,
 };
 
@@ -385,6 +446,15 @@ static const struct blkring_ioc_queue_ops failed_queue_ops = {
     .exit = ring_queue_exit,
 };
 
+/* A working kernel ring the ring already has, of any file device. */
+static bool ring_queue_find(struct blkring_ioc *ioc)
+{
+	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
+		if (q->ops == &ring_queue_ops)
+			return true;
+	return false;
+}
+
 static struct file_ring_queue *ring_queue_create(struct file_dev *fd, struct blkring_ioc *ioc)
 {
 	struct file_ring_queue *rq = calloc(1, sizeof(*rq));
@@ -399,6 +469,7 @@ static struct file_ring_queue *ring_queue_create(struct file_dev *fd, struct blk
 	}
 	rq->q.ioc = ioc;
 	rq->poll.ioc = ioc;
+	rq->primary = !rq->failed && !ring_queue_find(ioc);
 	blkring__ioc_add(ioc, &rq->link);
 	return rq;
 }

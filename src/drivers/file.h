@@ -50,6 +50,7 @@ struct file_queue {
 	struct blkring_ioc *ioc; /* the ring's, for QUEUE_RING and QUEUE_POLL */
 	uint8_t kind;
 	bool iopoll; /* IORING_SETUP_IOPOLL: completions need an enter */
+	bool defer;  /* IORING_SETUP_DEFER_TASKRUN: only a waiter inside it is woken */
 	bool has_ring;
 	bool fixed_bufs;   /* the ioc's buffers are registered here */
 	uint32_t bufs_gen; /* the ioc registration they came from */
@@ -72,7 +73,9 @@ struct file_ring_queue {
 	struct file_queue q;    /* interrupt-driven: reaped in the ring's enter and wait */
 	struct file_queue poll; /* polled I/O, made on the first */
 	bool failed;            /* no kernel ring could be had: the shared queue serves */
-	bool wake_armed;        /* q has a multishot poll on the ring's eventfd */
+	bool primary;           /* the ring's first: the owner sleeps in it */
+	bool wake_armed;        /* primary: q has a multishot poll on the ring's eventfd */
+	bool signals;           /* not primary, DEFER_TASKRUN: q signals the ring's eventfd */
 };
 
 /* The thread that runs the blocking ioctls, so no submitter waits on one. */

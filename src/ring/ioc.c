@@ -111,7 +111,7 @@ static int pfds_reserve(struct blkring_ioc *ioc)
  */
 int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc)
 {
-	bool covered = false;
+	struct blkring_ioc_queue *cover = NULL;
 	unsigned n = 1;
 
 	if (ioc->wake_fd < 0)
@@ -128,21 +128,39 @@ int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc)
 			return -EAGAIN;
 		if (fd >= 0)
 			ioc->pfds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
-		covered |= fd >= 0 && wakes;
+		if (fd >= 0 && wakes)
+			cover = q;
 	}
-	/* One descriptor fewer to poll where a queue watches the eventfd. */
+	/* One descriptor fewer to poll where a queue watches the eventfd; none
+	 * at all where that queue is the only one and can sleep itself. */
 	ioc->pfds[0] =
-	    covered ? ioc->pfds[--n] : (struct pollfd){.fd = ioc->wake_fd, .events = POLLIN};
+	    cover ? ioc->pfds[--n] : (struct pollfd){.fd = ioc->wake_fd, .events = POLLIN};
+	ioc->sleeper = cover && n == 1 && cover->ops->sleep ? cover : NULL;
 	return (int)n;
 }
 
-void blkring__ioc_woken(struct blkring_ioc *ioc)
+/* After a ppoll() that woke: drains the eventfd if it was among the woken. */
+static void ioc_woken(struct blkring_ioc *ioc)
 {
 	uint64_t count;
 
 	if (ioc->pfds[0].fd == ioc->wake_fd && (ioc->pfds[0].revents & POLLIN) &&
 	    read(ioc->wake_fd, &count, sizeof(count)) < 0)
 		return; /* emptied by nobody else: nothing to do */
+}
+
+int blkring__ioc_sleep(struct blkring_ioc *ioc, unsigned nr, const struct timespec *left)
+{
+	int ret;
+
+	if (ioc->sleeper)
+		return ioc->sleeper->ops->sleep(ioc->sleeper, left);
+	ret = ppoll(ioc->pfds, (nfds_t)nr, left, NULL);
+	if (ret > 0)
+		ioc_woken(ioc);
+	if (ret < 0)
+		return errno == EINTR ? -EINTR : 1;
+	return ret > 0;
 }
 
 void blkring__ioc_drop_queues(struct blkring_ioc *ioc)

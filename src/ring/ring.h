@@ -385,8 +385,9 @@ unsigned blkring__ioc_reap(struct blkring_ioc *ioc);
  * descriptors.  Returns how many, -EAGAIN when completions are ready
  * already, or another -errno when no sleep can be had (look again). */
 int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc);
-/* After the sleep: drains the eventfd if it woke. */
-void blkring__ioc_woken(struct blkring_ioc *ioc);
+/* Sleeps on what prepare_sleep set up (nr from it; left: NULL for no
+ * limit).  Returns 1 when woken, 0 at the limit, -EINTR for a signal. */
+int blkring__ioc_sleep(struct blkring_ioc *ioc, unsigned nr, const struct timespec *left);
 /* Frees the queues (nothing in flight); exit also gives back the eventfd. */
 void blkring__ioc_drop_queues(struct blkring_ioc *ioc);
 void blkring__ioc_exit(struct blkring_ioc *ioc);

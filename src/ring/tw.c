@@ -30,12 +30,10 @@
  * work was counted but not all of it pushed yet, with the plain marker.
  *
  * A ring with driver queues (ioc.c) waits for their completions as well:
- * its owner (or SQ thread) sleeps in ppoll() on their descriptors and on an
- * eventfd, and marks the head with the eventfd's descriptor, which the
- * producer signals.  Such a sleep ends at any push, lazy or not.
+ * its owner (or SQ thread) sleeps on them and on an eventfd (ioc.c), and
+ * marks the head with the eventfd's descriptor, which the producer signals.  Such a sleep ends at any push, lazy or not.
  */
 #include <errno.h>
-#include <poll.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,8 +275,8 @@ static int tw_cancel_sleep(struct blkring__tw_list *tw, uintptr_t marker, int wh
 }
 
 /*
- * The sleep of a ring with driver queues: in ppoll() on their descriptors
- * and the eventfd task work producers signal (`busy` as for tw_sleep()).
+ * The sleep of a ring with driver queues: on them and on the eventfd task
+ * work producers signal (blkring__ioc_sleep()) (`busy` as for tw_sleep()).
  * Returns as tw_sleep() does; 0 also when a queue has completions.  When no
  * sleep can be set up (no eventfd, no memory) it only yields: the caller
  * looks again.
@@ -308,14 +306,8 @@ static int tw_sleep_fd(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ct
 	if (busy && busy(ctx))
 		return tw_cancel_sleep(tw, mark, 0);
 	blkring__stat_add(&ctx->stats.sleeps, 1);
-	ret = ppoll(ctx->ioc.pfds, (nfds_t)nr, deadline ? &left : NULL, NULL);
-	if (ret > 0)
-		blkring__ioc_woken(&ctx->ioc);
-	if (ret == 0)
-		return tw_cancel_sleep(tw, mark, -ETIME);
-	if (ret < 0 && errno == EINTR)
-		return tw_cancel_sleep(tw, mark, -EINTR);
-	return tw_cancel_sleep(tw, mark, 0);
+	ret = blkring__ioc_sleep(&ctx->ioc, (unsigned)nr, deadline ? &left : NULL);
+	return tw_cancel_sleep(tw, mark, ret == 0 ? -ETIME : ret < 0 ? ret : 0);
 }
 
 /*
