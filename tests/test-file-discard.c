@@ -56,7 +56,40 @@ static char *check_image(struct blkring_dev *dev, uint64_t seed)
 
 typedef int (*range_op)(struct blkring_dev *dev, uint64_t off, uint64_t len, unsigned flags);
 
+static void flag_end(struct blkring_bio *bio)
+{
+	atomic_store((_Atomic int *)bio->private, 1);
+}
+
+/* A command as a ring's worker pool issues it (blocking allowed, but not a
+ * blocking call's bio): the driver's own path, not the caller's ioctl. */
+static int issue_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe)
+{
+	struct blkring_bio bio;
+	_Atomic int done = 0;
+	int ret;
+
+	blkring__bio_init(&bio, dev, REQ_OP_DISCARD, 0, 0);
+	bio.private = (void *)&done;
+	bio.end_io = flag_end;
+	ret = blkring__blkdev_uring_cmd(dev, sqe, &bio, 0);
+	if (ret)
+		return ret;
+	while (!atomic_load(&done))
+		usleep(100);
+	return bio.status;
+}
+
 static int op_discard(struct blkring_dev *dev, uint64_t off, uint64_t len, unsigned flags)
+{
+	struct blkring_sqe sqe;
+
+	(void)flags;
+	blkring_prep_cmd_discard(&sqe, 0, off, len);
+	return issue_cmd(dev, &sqe);
+}
+
+static int op_blocking_discard(struct blkring_dev *dev, uint64_t off, uint64_t len, unsigned flags)
 {
 	(void)flags;
 	return blkring_dev_discard(dev, off, len);
@@ -99,9 +132,29 @@ static void test_loop_discard(void)
 	/* The command was the path taken: no blocking thread was needed. */
 	dev = tf_open("%s", with);
 	fd = dev->private;
-	CHECK_EQ(blkring_dev_discard(dev, 0, 4096), 0);
+	CHECK_EQ(op_discard(dev, 0, 4096, 0), 0);
 	CHECK(atomic_load(&fd->discard_cmd));
 	CHECK(!fd->blocking.started);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
+/* The blocking call is ioctl(BLKDISCARD) in the caller's thread: the same
+ * bytes, and the device's blocking thread never starts. */
+static void test_loop_blocking_discard(void)
+{
+	char spec[64];
+	struct blkring_dev *dev;
+	char *a, *b;
+
+	snprintf(spec, sizeof(spec), "%s", tf_loop(0));
+	a = apply(spec, op_discard, 0);
+	b = apply(spec, op_blocking_discard, 0);
+	CHECK(!memcmp(a, b, IMG));
+	free(a);
+	free(b);
+	dev = tf_open("%s", spec);
+	CHECK_EQ(blkring_dev_discard(dev, 0, 4096), 0);
+	CHECK(!((struct file_dev *)dev->private)->blocking.started);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
@@ -141,11 +194,6 @@ static void test_loop_zeroes_nounmap_nofallback(void)
 
 /* The ring's first issue is non-blocking: the driver takes it anyway, the
  * kernel does the blocking part. */
-static void flag_end(struct blkring_bio *bio)
-{
-	atomic_store((_Atomic int *)bio->private, 1);
-}
-
 static void test_loop_nonblocking_issue(void)
 {
 	struct blkring_dev *dev = tf_open("%s", tf_loop(0));
@@ -184,7 +232,7 @@ static void test_zram_discard_fallback(void)
 	dev = tf_open("%s", with);
 	fd = dev->private;
 	CHECK(atomic_load(&fd->discard_cmd));
-	CHECK_EQ(blkring_dev_discard(dev, 0, 4096), 0);
+	CHECK_EQ(op_discard(dev, 0, 4096, 0), 0);
 	CHECK(!atomic_load(&fd->discard_cmd));
 	CHECK(fd->blocking.started);
 	CHECK_EQ(blkring_dev_close(dev), 0);
@@ -308,6 +356,7 @@ static void test_range_errors(void)
 
 static const struct test_case cases[] = {
     {"loop_discard", test_loop_discard, 0},
+    {"loop_blocking_discard", test_loop_blocking_discard, 0},
     {"loop_zeroes", test_loop_zeroes, 0},
     {"loop_zeroes_nounmap", test_loop_zeroes_nounmap, 0},
     {"loop_zeroes_nofallback", test_loop_zeroes_nofallback, 0},

@@ -85,6 +85,7 @@ static int sync_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe)
 	if (!dev)
 		return -EINVAL;
 	blkring__bio_init(&bio, dev, REQ_OP_DISCARD, 0, 0);
+	bio.flags = BIO_SYNC;
 	bio.end_io = sync_end_io;
 	bio.private = &w;
 	ret = blkring__blkdev_uring_cmd(dev, sqe, &bio, 0);

@@ -46,6 +46,10 @@ enum blkring__req_op {
  * Split children do not inherit it: nobody polls them by name. */
 #define BIO_POLL_TRACKED (1U << 5)
 #define BIO_FIXED_BUF (1U << 6) /* the buffer is ioc->bufs[buf_index] (or within it) */
+/* A blocking discard or write zeroes (blk-lib.c): its submitter sleeps until
+ * it ends, so a driver may do the blocking work in the submitting thread,
+ * as the kernel's own ioctls do. */
+#define BIO_SYNC (1U << 7)
 
 struct blkring_hctx;
 struct blkring_ioc;

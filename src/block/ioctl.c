@@ -23,7 +23,8 @@
 
 static const char zero_buf[ZERO_BUF_SIZE] __attribute__((aligned(4096)));
 
-/* Prepares the request's bio, keeping what the ring set up for its end. */
+/* Prepares the request's bio, keeping what the ring or the blocking call
+ * set up for its end. */
 static void cmd_bio_prep(struct blkring_bio *bio, struct blkring_dev *dev, unsigned op,
                          uint64_t start, uint64_t len, unsigned flags)
 {
@@ -31,13 +32,14 @@ static void cmd_bio_prep(struct blkring_bio *bio, struct blkring_dev *dev, unsig
 	void *private = bio->private;
 	uint32_t hint = bio->queue_hint;
 	struct blkring_ioc *ioc = bio->ioc;
+	unsigned sync = bio->flags & BIO_SYNC;
 
 	blkring__bio_init(bio, dev, op, start, len);
 	bio->end_io = end_io;
 	bio->private = private;
 	bio->queue_hint = hint;
 	bio->ioc = ioc;
-	bio->flags = (uint8_t)flags;
+	bio->flags = (uint8_t)(flags | sync);
 }
 
 /* Discard, or write zeroes the device offloads. */

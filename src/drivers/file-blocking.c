@@ -8,7 +8,8 @@
  *
  * One thread is enough: BLKDISCARD holds the mapping's invalidate lock for
  * the whole call, so more threads only queue on it (64 threads of it run
- * slower than one).
+ * slower than one).  The blocking discard call (BIO_SYNC) runs the ioctl
+ * in its own thread instead, as a program calling BLKDISCARD would.
  */
 #include <errno.h>
 #include <linux/fs.h>
@@ -30,15 +31,19 @@ static int run_ioctl(struct file_dev *fd, struct blkring_bio *bio)
 	return 0;
 }
 
+void file_blocking_run(struct file_dev *fd, struct blkring_bio *bio)
+{
+	file_end(fd, bio, run_ioctl(fd, bio));
+}
+
 static void run_list(struct llist_node *n)
 {
 	n = llist_reverse_order(n);
 	while (n) {
 		struct blkring_bio *bio = container_of(n, struct blkring_bio, node);
-		struct file_dev *fd = bio->dev->private;
 
 		n = n->next;
-		file_end(fd, bio, run_ioctl(fd, bio));
+		file_blocking_run(bio->dev->private, bio);
 	}
 }
 

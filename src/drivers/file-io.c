@@ -230,6 +230,16 @@ static enum file_zero_mode zero_first_mode(struct file_dev *fd, const struct blk
 	return (enum file_zero_mode)atomic_load_explicit(&fd->nounmap_mode, memory_order_relaxed);
 }
 
+/*
+ * A blocking discard on a block device is the kernel's own, ioctl(BLKDISCARD)
+ * in the caller's thread: the synchronous baseline then pays what Linux's
+ * does (the mapping's invalidate lock, held for the whole call).
+ */
+static bool runs_inline(struct file_dev *fd, const struct blkring_bio *bio)
+{
+	return bio->op == REQ_OP_DISCARD && (bio->flags & BIO_SYNC) && fd->bdev;
+}
+
 static bool goes_blocking(struct file_dev *fd, const struct blkring_bio *bio)
 {
 	if (bio->op == REQ_OP_DISCARD)
@@ -245,6 +255,10 @@ static int dispatch(struct file_dev *fd, struct blkring_bio *bio)
 	if (unlikely(bio->op > REQ_OP_FLUSH)) {
 		if (bio->op == REQ_OP_WRITE_ZEROES)
 			bio->driver_data = (void *)(uintptr_t)zero_first_mode(fd, bio);
+		if (runs_inline(fd, bio)) {
+			file_blocking_run(fd, bio);
+			return 0;
+		}
 		if (goes_blocking(fd, bio)) {
 			file_blocking_queue(fd, bio);
 			return 0;

@@ -135,5 +135,7 @@ void file_blocking_init(struct file_blocking *b);
 void file_blocking_exit(struct file_blocking *b);
 /* Queues a discard or write-zeroes bio for its ioctl; it ends there. */
 void file_blocking_queue(struct file_dev *fd, struct blkring_bio *bio);
+/* Runs its ioctl and ends it in the calling thread. */
+void file_blocking_run(struct file_dev *fd, struct blkring_bio *bio);
 
 #endif
