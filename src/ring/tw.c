@@ -31,7 +31,8 @@
  *
  * A ring with driver queues (ioc.c) waits for their completions as well:
  * its owner (or SQ thread) sleeps on them and on an eventfd (ioc.c), and
- * marks the head with the eventfd's descriptor, which the producer signals.  Such a sleep ends at any push, lazy or not.
+ * marks the head with the eventfd's descriptor, which the producer signals.  Such a sleep ends at
+ * any push, lazy or not.
  */
 #include <errno.h>
 #include <sched.h>
@@ -117,30 +118,38 @@ void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node)
 	tw_push(ctx, node);
 }
 
-/* Reverses the taken list into arrival order; counts it, and the wake it carries. */
-static struct llist_node *tw_reverse(struct blkring__ctx *ctx, uintptr_t head)
+/*
+ * Takes the list and reverses it into arrival order, counting it and the
+ * wake it carries.  On a TW_PRIO ring the same pass sorts it: completions
+ * to *prio, other work to *normal, each in arrival order, so a deep round
+ * walks its items once before running them, not twice (Linux keeps two
+ * lists; one pass over a list that no longer fits in the cache costs as
+ * much as running it).  Without it all goes to *normal.
+ */
+static void tw_take(struct blkring__ctx *ctx, struct llist_node **prio, struct llist_node **normal)
 {
-	struct llist_node *node = (struct llist_node *)head, *fifo = NULL;
+	uintptr_t head = atomic_exchange_explicit(&ctx->tw.head, 0, memory_order_acquire);
+	struct llist_node *node = (struct llist_node *)head;
+	bool split = prio != NULL;
 
+	if (split)
+		*prio = NULL;
+	*normal = NULL;
 	while (node) {
-		struct llist_node *next = node->next;
+		struct llist_node *next = node->next, **list = normal;
 
 		if (blkring__tw_is_mark((uintptr_t)next)) {
 			if ((uintptr_t)next != BLKRING__TW_SLEEPING_LAZY)
 				blkring__stat_add(&ctx->stats.tw_wakes, 1);
 			next = NULL;
 		}
-		node->next = fifo;
-		fifo = node;
+		if (split && container_of(node, struct blkring__tw_node, node)->prio)
+			list = prio;
+		node->next = *list;
+		*list = node;
 		node = next;
 		ctx->tw_taken++;
 	}
-	return fifo;
-}
-
-static struct llist_node *tw_take(struct blkring__ctx *ctx)
-{
-	return tw_reverse(ctx, atomic_exchange_explicit(&ctx->tw.head, 0, memory_order_acquire));
 }
 
 static inline void tw_run_one(struct llist_node *node)
@@ -165,38 +174,6 @@ static unsigned tw_run_list(struct llist_node *node)
 	return nr;
 }
 
-/* The owner's queue of work that is not a completion, in arrival order. */
-struct tw_fifo {
-	struct llist_node *head, *tail;
-};
-
-static void tw_fifo_add(struct tw_fifo *q, struct llist_node *node)
-{
-	node->next = NULL;
-	if (q->tail)
-		q->tail->next = node;
-	else
-		q->head = node;
-	q->tail = node;
-}
-
-/* Moves the other work of a taken list to `normal`; returns the completions. */
-static struct llist_node *tw_split(struct llist_node *node, struct tw_fifo *normal)
-{
-	struct tw_fifo prio = {NULL, NULL};
-
-	while (node) {
-		struct llist_node *next = node->next;
-
-		if (container_of(node, struct blkring__tw_node, node)->prio)
-			tw_fifo_add(&prio, node);
-		else
-			tw_fifo_add(normal, node);
-		node = next;
-	}
-	return prio.head;
-}
-
 /*
  * Linux 5.17's rounds: take everything, run the completions and commit
  * their CQEs (waking an SQPOLL ring's reaper), then run the other work
@@ -208,14 +185,14 @@ static unsigned tw_run_prio(struct blkring__ctx *ctx)
 	unsigned nr = 0;
 
 	do {
-		struct tw_fifo normal = {NULL, NULL};
-		struct llist_node *prio = tw_split(tw_take(ctx), &normal);
+		struct llist_node *prio, *normal;
 
+		tw_take(ctx, &prio, &normal);
 		if (prio) {
 			nr += tw_run_list(prio);
 			blkring__cq_flush(ctx);
 		}
-		nr += tw_run_list(normal.head);
+		nr += tw_run_list(normal);
 	} while (blkring__tw_pending(ctx));
 	return nr;
 }
@@ -225,9 +202,12 @@ static unsigned tw_run_fifo(struct blkring__ctx *ctx)
 {
 	unsigned nr = 0;
 
-	do
-		nr += tw_run_list(tw_take(ctx));
-	while (blkring__tw_pending(ctx));
+	do {
+		struct llist_node *list;
+
+		tw_take(ctx, NULL, &list);
+		nr += tw_run_list(list);
+	} while (blkring__tw_pending(ctx));
 	return nr;
 }
 
