@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* null devices: every parameter, its default and its effect. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "block/blkdev.h"
 #include "drivers/null.h"
@@ -116,6 +119,41 @@ static void test_memory_backed_4k(void)
 static void test_memory_backed_spin(void)
 {
 	round_trip("null:memory_backed=1,size=16M,irqmode=softirq,spin_nsec=1000000000");
+}
+
+/* Threads of this process allowed on CPU 0 alone. */
+static int pinned_to_cpu0(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d);
+	while ((e = readdir(d))) {
+		char path[300], line[256];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		if (e->d_name[0] == '.' || !(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			n += !strcmp(line, "Cpus_allowed_list:\t0\n");
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* irq_cpu: the completion thread runs on that CPU only, and still ends
+ * every I/O. */
+static void test_irq_cpu(void)
+{
+	int before = pinned_to_cpu0();
+	struct blkring_dev *dev = test_open("null:memory_backed=1,size=16M,irq_cpu=0,name=irq0");
+
+	CHECK_EQ(pinned_to_cpu0(), before + 1);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	round_trip("null:memory_backed=1,size=16M,irq_cpu=0,submit_queues=2");
 }
 
 static void test_not_memory_backed(void)
@@ -293,6 +331,7 @@ static const struct test_case cases[] = {
     {"memory_backed_timer", test_memory_backed_timer, 0},
     {"memory_backed_4k", test_memory_backed_4k, 0},
     {"memory_backed_spin", test_memory_backed_spin, 0},
+    {"irq_cpu", test_irq_cpu, 0},
     {"not_memory_backed", test_not_memory_backed, 0},
     {"badblocks", test_badblocks, 0},
     {"read_only", test_read_only, 0},

@@ -240,7 +240,8 @@ def seed002(doc):
                      f"pairs at depths {repeated[0]} and up")
     return {
         "workload": "SQPOLL, every issue as task work, 4k randread; seed: NVMe (Linux 5.17); "
-                    "ours: null irqmode=softirq, hw_queue_depth=16384; deferred = "
+                    "ours: null irqmode=softirq, hw_queue_depth=16384, its completion "
+                    "thread and the SQ thread on CPU 1, the application on CPU 0; deferred = "
                     "DEFER_TASKRUN without SQPOLL",
         "ratio": "average latency with/without the priority list, and deferred/without",
         "columns": [

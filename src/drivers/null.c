@@ -33,12 +33,13 @@ static const char *const irqmodes[] = {"none", "softirq", "timer", NULL};
 static const char null_keys[] =
     "size, bs, submit_queues, poll_queues, hw_queue_depth, irqmode, completion_nsec, "
     "memory_backed, discard, write_zeroes, max_sectors, max_discard_sectors, "
-    "max_write_zeroes_sectors, mbps, badblocks, ro, spin_nsec, name";
+    "max_write_zeroes_sectors, mbps, badblocks, ro, spin_nsec, irq_cpu, name";
 
 struct null_conf {
 	uint64_t size, bs, submit_queues, poll_queues, hw_queue_depth;
 	unsigned irqmode;
 	uint64_t completion_nsec, mbps, spin_nsec;
+	int64_t irq_cpu; /* -1: the completion threads run anywhere */
 	uint64_t max_sectors, max_discard_sectors, max_write_zeroes_sectors;
 	bool memory_backed, discard, write_zeroes, ro;
 	unsigned nr_bad;
@@ -551,10 +552,27 @@ static void queues_stop(struct null_dev *nd, unsigned nr)
 	}
 }
 
+static int queue_pin(struct null_dev *nd, struct null_queue *q)
+{
+	cpu_set_t set;
+	int ret;
+
+	if (nd->conf.irq_cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET((int)nd->conf.irq_cpu, &set);
+	ret = pthread_setaffinity_np(q->thread, sizeof(set), &set);
+	if (ret)
+		return blkring__error(-ret, "null: irq_cpu=%" PRId64 ": %s", nd->conf.irq_cpu,
+		                      "not a CPU this process may run on");
+	return 0;
+}
+
 static int queues_start(struct blkring_dev *dev, struct null_dev *nd)
 {
 	unsigned nr = dev->nr_hw_queues + dev->nr_poll_queues;
 	bool threads = nd->conf.irqmode != IRQ_NONE || nd->conf.mbps;
+	int ret;
 
 	nd->queues = aligned_alloc(CACHELINE, sizeof(*nd->queues) * nr);
 	if (!nd->queues)
@@ -573,6 +591,11 @@ static int queues_start(struct blkring_dev *dev, struct null_dev *nd)
 			return -EAGAIN;
 		}
 		q->has_thread = true;
+		ret = queue_pin(nd, q);
+		if (ret) {
+			queues_stop(nd, i + 1);
+			return ret;
+		}
 	}
 	return 0;
 }
@@ -651,6 +674,20 @@ bad:
 	                      spec->type, text, expected, MAX_BADBLOCKS);
 }
 
+/* irq_cpu=N: where the "interrupt" runs, as an IRQ's affinity does. */
+static int parse_irq_cpu(struct blkring_spec *spec, struct null_conf *c)
+{
+	uint64_t cpu = UINT64_MAX;
+	int ret = blkring__spec_u64(spec, "irq_cpu", &cpu);
+
+	if (ret || cpu == UINT64_MAX)
+		return ret;
+	if (cpu >= CPU_SETSIZE)
+		return conf_error("irq_cpu", cpu, "a CPU number below 1024");
+	c->irq_cpu = (int64_t)cpu;
+	return 0;
+}
+
 static int parse_keys(struct blkring_spec *spec, struct null_conf *c)
 {
 	const char *bad = blkring__spec_str(spec, "badblocks");
@@ -673,6 +710,7 @@ static int parse_keys(struct blkring_spec *spec, struct null_conf *c)
 	      blkring__spec_u64(spec, "mbps", &c->mbps) ?:
 	      blkring__spec_bool(spec, "ro", &c->ro) ?:
 	      blkring__spec_u64(spec, "spin_nsec", &c->spin_nsec) ?:
+	      parse_irq_cpu(spec, c) ?:
 	      blkring__spec_check_unused(spec, null_keys);
 	if (!ret && bad)
 		ret = parse_range(spec, c, bad);
@@ -741,6 +779,7 @@ static int null_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	    .hw_queue_depth = 64,
 	    .irqmode = IRQ_SOFTIRQ,
 	    .completion_nsec = 10000,
+	    .irq_cpu = -1,
 	    .max_discard_sectors = UINT32_MAX >> SECTOR_SHIFT,
 	    .max_write_zeroes_sectors = UINT32_MAX >> SECTOR_SHIFT,
 	};

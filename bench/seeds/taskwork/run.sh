@@ -32,9 +32,20 @@ fi
 [[ -n ${SEEDS_RUNTIME:-} ]] && runtime=$SEEDS_RUNTIME ramp=0
 
 [[ -x $O/blkring ]] || { echo "taskwork: $O/blkring is missing: run make first" >&2; exit 2; }
-mkdir -p "$(dirname "$out")"
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+jobs=$(mktemp -d)
+trap 'rm -rf "$raw" "$jobs"' EXIT
+# The job files put the application on CPU 0, the SQ thread and the
+# device's completion thread on CPU 1; with one CPU, copies without that.
+for f in sqpoll.fio defer.fio; do
+	if (($(nproc) < 2)); then
+		sed -e 's/,irq_cpu=1//' -e '/^sqthread_poll_cpu=/d' -e '/^cpus_allowed=/d' \
+			"$here/$f" >"$jobs/$f"
+	else
+		cp "$here/$f" "$jobs/$f"
+	fi
+done
+mkdir -p "$(dirname "$out")"
 
 # One run: CONFIG DEPTH REP JOBFILE [OPTIONS...]; appends its row to $raw.
 run() {
@@ -42,7 +53,7 @@ run() {
 	shift 4
 	python3 "$here/run_one.py" "$config" "$depth" "$rep" "$O/blkring" bench \
 		--output-format=json --iodepth="$depth" --runtime="$runtime" --ramp_time="$ramp" \
-		"$@" "$here/$job" >>"$raw"
+		"$@" "$jobs/$job" >>"$raw"
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)

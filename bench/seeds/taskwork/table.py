@@ -78,7 +78,8 @@ def verdict(s):
 
 def print_table(summary, peak):
     print("Seed 002: SQPOLL 4k randread, issue as task work; average latency, usec")
-    print("  seed: NVMe, fio (Linux 5.17)   ours: null irqmode=softirq,hw_queue_depth=16384")
+    print("  seed: NVMe, fio (Linux 5.17)   ours: null irqmode=softirq,hw_queue_depth=16384;")
+    print("  SQ thread and completion thread on CPU 1, the application on CPU 0")
     print()
     print(f"{'depth':>6} | {'seed prio':>9} {'no prio':>9} {'ratio':>5} |"
           f" {'prio':>9} {'no prio':>9} {'ratio':>5} | {'defer':>9} | pairs run back to back")
@@ -135,7 +136,8 @@ def main():
     doc = {
         "seed": "002",
         "workload": "SQPOLL (prio, noprio) or DEFER_TASKRUN (defer), tw_issue=1, 4k randread, "
-                    "null:irqmode=softirq,hw_queue_depth=16384",
+                    "null:irqmode=softirq,hw_queue_depth=16384,irq_cpu=1; application on "
+                    "CPU 0, SQ thread on CPU 1",
         "machine": {"nproc": int(nproc), "loadavg_before": load_before,
                     "loadavg_after": load_after},
         "quick": quick == "1",
