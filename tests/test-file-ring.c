@@ -5,6 +5,7 @@
  * wait; the owner sleeps inside the kernel ring, which also watches an
  * eventfd that task work signals; commands, registered buffers, exit and unregister.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -280,6 +281,59 @@ static void *ring_thread(void *arg)
 	return NULL;
 }
 
+/* The kernel's io-wq workers of this thread (they are named after it). */
+static int io_workers_now(void)
+{
+	char prefix[32], path[300], comm[64];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d);
+	snprintf(prefix, sizeof(prefix), "iou-wrk-%ld", (long)gettid());
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (e->d_name[0] == '.' || !(f = fopen(path, "r")))
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, prefix, strlen(prefix)))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Reads tmpfs cannot do without blocking go to the thread's io-wq, and
+ * io_workers=1 keeps it at one worker however many are punted at once. */
+static void test_io_workers(void)
+{
+	struct blkring_dev *dev =
+	    tf_open("file:%s,size=4M,io_workers=1", tf_path(tf.shm_dir, "workers.img"));
+	struct blkring ring;
+	char *buf = tf_alloc(64 * 4096);
+	int most = 0;
+
+	CHECK_EQ(blkring_queue_init(64, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	for (int round = 0; round < 50; round++) {
+		for (int i = 0; i < 64; i++)
+			blkring_prep_read(sqe_of(&ring), 0, buf + i * 4096, 4096,
+			                  (uint64_t)i * 4096);
+		CHECK_EQ(blkring_submit(&ring), 64);
+		for (int i = 0; i < 64; i++) {
+			CHECK_EQ(reap_one(&ring, 0), 4096);
+			if (io_workers_now() > most)
+				most = io_workers_now();
+		}
+	}
+	CHECK_EQ(most, 1);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
 /* Two rings on one device from two threads: two kernel rings, no lock. */
 static void test_two_rings(void)
 {
@@ -464,6 +518,7 @@ static const struct test_case cases[] = {
     {"task_work_wakes", test_task_work_wakes, 0},
     {"loop_commands", test_loop_commands, 0},
     {"fixed_buffers", test_fixed_buffers, 0},
+    {"io_workers", test_io_workers, 0},
     {"two_rings", test_two_rings, 0},
     {"wait_semantics", test_wait_semantics, 0},
     {"exit_in_flight", test_exit_in_flight, 0},

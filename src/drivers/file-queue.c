@@ -66,6 +66,17 @@ static int ring_init(struct io_uring *ring, unsigned depth, unsigned kind, bool 
 	return ret;
 }
 
+/* The thread's io-wq runs what this ring punts: at most io_workers at once
+ * (bounded work: regular files and block devices).  A kernel without the
+ * call keeps its own limit. */
+static void queue_limit_workers(struct file_queue *q)
+{
+	unsigned vals[2] = {q->fd->io_workers, 0};
+
+	if (vals[0])
+		(void)io_uring_register_iowq_max_workers(&q->ring, vals);
+}
+
 int file_queue_setup(struct file_queue *q, struct file_dev *fd, unsigned kind, bool iopoll)
 {
 	int ret = ring_init(&q->ring, fd->depth, kind, iopoll, &q->defer);
@@ -79,6 +90,8 @@ int file_queue_setup(struct file_queue *q, struct file_dev *fd, unsigned kind, b
 	ret = io_uring_register_files(&q->ring, &fd->fd, 1);
 	if (ret)
 		file_queue_teardown(q);
+	else if (kind == QUEUE_RING)
+		queue_limit_workers(q);
 	return ret;
 }
 

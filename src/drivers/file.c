@@ -18,6 +18,13 @@
  *   discard_cmd=0|1   block devices: discard with BLOCK_URING_CMD_DISCARD
  *                     (default, where the kernel has it) or, with 0, with
  *                     ioctl(BLKDISCARD) on the blocking thread.
+ *   io_workers=N      the most kernel io-wq workers that run a ring's
+ *                     punted I/O (reads and writes the file cannot do
+ *                     without blocking, e.g. on tmpfs): default one per
+ *                     online CPU but one, at least 1, as a worker beyond
+ *                     that only preempts the submitter; 0: the kernel's
+ *                     own limit.  The kernel keeps it per thread, so the
+ *                     rings of one thread share it.
  *   zero_falloc=0|1   block devices: write zeroes with fallocate (default)
  *                     or, with 0, with ioctl(BLKZEROOUT) on the blocking
  *                     thread.  The two 0s force the fallbacks, for tests and
@@ -50,12 +57,12 @@
 #define FILE_MAX_RANGE_SECTORS (UINT32_MAX >> SECTOR_SHIFT)
 
 static const char file_keys[] =
-    "size, direct, ro, hw_queue_depth, iopoll, discard_cmd, zero_falloc";
+    "size, direct, ro, hw_queue_depth, iopoll, discard_cmd, zero_falloc, io_workers";
 
 struct file_conf {
 	const char *path;
 	uint64_t size; /* 0: not given */
-	uint64_t depth;
+	uint64_t depth, io_workers;
 	bool direct, ro, discard_cmd, zero_falloc, iopoll;
 	bool bdev_keys;  /* discard_cmd or zero_falloc given */
 	bool iopoll_key; /* iopoll given */
@@ -75,6 +82,7 @@ static int parse_keys(struct blkring_spec *spec, struct file_conf *c)
 	       blkring__spec_bool(spec, "iopoll", &c->iopoll) ?:
 	       blkring__spec_bool(spec, "discard_cmd", &c->discard_cmd) ?:
 	       blkring__spec_bool(spec, "zero_falloc", &c->zero_falloc) ?:
+	       blkring__spec_u64(spec, "io_workers", &c->io_workers) ?:
 	       blkring__spec_check_unused(spec, file_keys);
 }
 
@@ -85,6 +93,11 @@ static int check_conf(const struct file_conf *c)
 		                      "file: bad value %" PRIu64 " for key 'hw_queue_depth': "
 		                      "expected 1 to %u",
 		                      c->depth, FILE_MAX_DEPTH);
+	if (c->io_workers > FILE_MAX_DEPTH)
+		return blkring__error(-EINVAL,
+		                      "file: bad value %" PRIu64 " for key 'io_workers': "
+		                      "expected 0 (the kernel's limit) to %u",
+		                      c->io_workers, FILE_MAX_DEPTH);
 	return 0;
 }
 
@@ -404,11 +417,19 @@ static int setup(struct file_dev *fd, const struct file_conf *c)
 	return ret;
 }
 
+static uint64_t default_io_workers(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus > 2 ? (uint64_t)cpus - 1 : 1;
+}
+
 static int file_open(struct blkring_spec *spec, struct blkring_dev **devp)
 {
 	struct file_conf c = {
 	    .path = spec->path,
 	    .depth = FILE_DEFAULT_DEPTH,
+	    .io_workers = default_io_workers(),
 	    .direct = true,
 	    .discard_cmd = true,
 	    .zero_falloc = true,
@@ -433,6 +454,7 @@ static int file_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	fd->direct = c.direct;
 	fd->zero_falloc = c.zero_falloc;
 	fd->depth = (unsigned)c.depth;
+	fd->io_workers = (unsigned)c.io_workers;
 	atomic_init(&fd->discard_cmd, c.discard_cmd);
 	atomic_init(&fd->nounmap_mode, ZERO_WRITE_ZEROES);
 	file_blocking_init(&fd->blocking);

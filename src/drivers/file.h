@@ -91,11 +91,12 @@ struct file_blocking {
 struct file_dev {
 	struct blkring_dev *dev;
 	int fd;
-	bool bdev;        /* a block device, else a regular file */
-	bool direct;      /* O_DIRECT */
-	bool iopoll;      /* polled I/O through IORING_SETUP_IOPOLL, else busy-polled */
-	bool zero_falloc; /* block device: write zeroes through fallocate, not BLKZEROOUT */
-	unsigned depth;   /* kernel ring entries: the tags of one hardware queue */
+	bool bdev;           /* a block device, else a regular file */
+	bool direct;         /* O_DIRECT */
+	bool iopoll;         /* polled I/O through IORING_SETUP_IOPOLL, else busy-polled */
+	bool zero_falloc;    /* block device: write zeroes through fallocate, not BLKZEROOUT */
+	unsigned depth;      /* kernel ring entries: the tags of one hardware queue */
+	unsigned io_workers; /* a ring's io-wq limit for bounded work; 0: the kernel's */
 	/* Block device: BLOCK_URING_CMD_DISCARD works here.  Cleared for good
 	 * when the device refuses the command's non-blocking bios. */
 	_Atomic bool discard_cmd;
