@@ -112,14 +112,14 @@ static void test_loop_sleeps(void)
  * first (the primary), and the second's completions still wake it: through
  * the ring's eventfd where the kernel rings defer task work, through its
  * own descriptor in ppoll() where they do not. */
-static void test_two_devices_sleep(void)
+static void two_devices_sleep(unsigned flags)
 {
 	struct blkring_dev *devs[2] = {tf_open("%s", tf_loop(0)), tf_open("%s", tf_loop(1))};
 	struct blkring_ring_stats st;
 	struct blkring ring;
 	char *buf = tf_alloc(2 << 20);
 
-	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_queue_init(8, &ring, flags), 0);
 	CHECK_EQ(blkring_register_devices(&ring, devs, 2), 0);
 	blkring_prep_read(sqe_of(&ring), 0, buf, 4096, 0);
 	CHECK_EQ(blkring_submit(&ring), 1);
@@ -139,6 +139,7 @@ static void test_two_devices_sleep(void)
 	}
 	CHECK(queue_of(&ring, devs[0])->primary);
 	CHECK(!queue_of(&ring, devs[1])->primary);
+	CHECK_EQ(queue_of(&ring, devs[1])->q.defer, !!(flags & BLKRING_SETUP_DEFER_TASKRUN));
 	CHECK_EQ(queue_of(&ring, devs[1])->signals, queue_of(&ring, devs[1])->q.defer);
 	CHECK_EQ(blkring_ring_stats(&ring, &st), 0);
 	CHECK(st.sleeps > 0);
@@ -146,6 +147,16 @@ static void test_two_devices_sleep(void)
 	CHECK_EQ(blkring_dev_close(devs[0]), 0);
 	CHECK_EQ(blkring_dev_close(devs[1]), 0);
 	free(buf);
+}
+
+static void test_two_devices_sleep(void)
+{
+	two_devices_sleep(0);
+}
+
+static void test_two_devices_sleep_defer(void)
+{
+	two_devices_sleep(BLKRING_SETUP_DEFER_TASKRUN);
 }
 
 /* Beyond the tags bios wait and go to the shared queue: they end on its
@@ -418,6 +429,68 @@ static void test_exit_in_flight(void)
 	free(buf);
 }
 
+/* An SQPOLL ring's kernel rings are the SQ thread's, and the application
+ * enters them at exit: they must not be DEFER_TASKRUN's, which only their
+ * maker may enter.  Exit with reads in flight returns, every bio ended. */
+static void test_sqpoll_exit_in_flight(void)
+{
+	struct blkring_dev *dev = tf_open("%s", tf_loop(0));
+	struct blkring_params p = {.flags = BLKRING_SETUP_SQPOLL, .sq_thread_idle = 1000};
+	struct blkring ring;
+	char *buf = tf_alloc(8 << 20);
+
+	CHECK_EQ(blkring_queue_init_params(8, &ring, &p), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	blkring_prep_read(sqe_of(&ring), 0, buf, 4096, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 4096);
+	CHECK(!queue_of(&ring, dev)->q.defer);
+	for (int i = 0; i < 8; i++)
+		blkring_prep_read(sqe_of(&ring), 0, buf + (i << 20), 1 << 20, (uint64_t)i << 20);
+	CHECK_EQ(blkring_submit(&ring), 8);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring__dev_inflight(dev), 0);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+struct handed {
+	struct blkring_dev *dev;
+	struct blkring ring;
+	char *buf;
+};
+
+/* Makes a ring, starts reads on it and ends, leaving them in flight. */
+static void *start_and_leave(void *arg)
+{
+	struct handed *h = arg;
+
+	CHECK_EQ(blkring_queue_init(8, &h->ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&h->ring, &h->dev, 1), 0);
+	for (int i = 0; i < 8; i++)
+		blkring_prep_read(sqe_of(&h->ring), 0, h->buf + (i << 20), 1 << 20,
+		                  (uint64_t)i << 20);
+	CHECK_EQ(blkring_submit(&h->ring), 8);
+	CHECK(!queue_of(&h->ring, h->dev)->q.defer);
+	return NULL;
+}
+
+/* Exit by another thread than the one whose kernel ring holds the reads,
+ * after that thread ended: without DEFER_TASKRUN the kernel ring lets any
+ * thread in, so exit returns with every bio ended. */
+static void test_exit_by_another_thread(void)
+{
+	struct handed h = {.dev = tf_open("%s", tf_loop(0)), .buf = tf_alloc(8 << 20)};
+	pthread_t t;
+
+	CHECK_EQ(pthread_create(&t, NULL, start_and_leave, &h), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	blkring_queue_exit(&h.ring);
+	CHECK_EQ(blkring__dev_inflight(h.dev), 0);
+	CHECK_EQ(blkring_dev_close(h.dev), 0);
+	free(h.buf);
+}
+
 /* An IOPOLL ring: reads and writes go to the poll half of the kernel ring
  * pair and end when the ring polls; a flush still ends on the interrupt
  * side. */
@@ -515,6 +588,7 @@ static const struct test_case cases[] = {
     {"tmpfs", test_tmpfs, 0},
     {"loop_sleeps", test_loop_sleeps, 0},
     {"two_devices_sleep", test_two_devices_sleep, 0},
+    {"two_devices_sleep_defer", test_two_devices_sleep_defer, 0},
     {"task_work_wakes", test_task_work_wakes, 0},
     {"loop_commands", test_loop_commands, 0},
     {"fixed_buffers", test_fixed_buffers, 0},
@@ -522,6 +596,8 @@ static const struct test_case cases[] = {
     {"two_rings", test_two_rings, 0},
     {"wait_semantics", test_wait_semantics, 0},
     {"exit_in_flight", test_exit_in_flight, 0},
+    {"sqpoll_exit_in_flight", test_sqpoll_exit_in_flight, 0},
+    {"exit_by_another_thread", test_exit_by_another_thread, 0},
     {"iopoll_ring", test_iopoll_ring, 0},
     {"sqpoll_ring", test_sqpoll_ring, 0},
     {"defer_and_prio_rings", test_defer_and_prio_rings, 0},

@@ -161,6 +161,7 @@ static void test_open_errors(void)
 	open_fails("null:irq_cpu=1024", -EINVAL, "key 'irq_cpu'", "a CPU number below 1024");
 	open_fails("null:irq_cpu=1023", -EINVAL, "irq_cpu=1023",
 	           "not a CPU this process may run on");
+	open_fails("null:submit_queues=4,irq_cpu=1023", -EINVAL, "irq_cpu=1023", "not a CPU");
 	open_fails("null:submit_queues=0", -EINVAL, "key 'submit_queues'", "1 to 64");
 	open_fails("null:poll_queues=65", -EINVAL, "key 'poll_queues'", "0 to 64");
 	open_fails("null:hw_queue_depth=0", -EINVAL, "key 'hw_queue_depth'", "1 to 65536");

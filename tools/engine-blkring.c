@@ -5,12 +5,14 @@
  * are reaped straight from the CQ with one clock stamp per batch.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 #include "job.h"
+#include "lib/compiler.h"
 
 struct ring_engine {
 	struct blkring ring;
@@ -280,14 +282,19 @@ static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned he
 /*
  * With an SQ thread the reaper watches the CQ ring and never enters the
  * ring, as fio's io_uring engine does (its getevents calls io_uring_enter
- * only without sqthread_poll; seed 002 ran so): a third busy thread.
+ * only without sqthread_poll; seed 002 ran so): a third busy thread.  It
+ * yields now and then, so that a thread sharing its CPU (the SQ thread,
+ * on one CPU) runs without waiting for the scheduler's tick.
  */
 static unsigned ring_watch(struct blkring *ring, unsigned min)
 {
-	unsigned ready;
+	unsigned ready, n = 0;
 
-	while ((ready = blkring_cq_ready(ring)) < min)
-		__builtin_ia32_pause();
+	while ((ready = blkring_cq_ready(ring)) < min) {
+		cpu_relax();
+		if (!(++n & 1023))
+			sched_yield();
+	}
 	return ready;
 }
 

@@ -177,6 +177,11 @@ struct blkring_ioc {
 	struct pollfd *pfds; /* the sleep's: wake_fd, then the queues' */
 	unsigned pfds_cap;
 	struct blkring_ioc_queue *sleeper; /* the sleep's only queue, when it sleeps itself */
+	/* The ring's owner is the only thread that ever enters its queues:
+	 * the application promised it (DEFER_TASKRUN: its owner waits for its
+	 * I/O, and no SQ thread hands the queues over when it parks or stops).
+	 * A driver may then tie its queues to that thread. */
+	bool one_thread;
 	/* Registered buffers (blkring_register_buffers()); bufs_gen changes
 	 * with every registration, so a queue knows when to register anew. */
 	const struct iovec *bufs;

@@ -291,7 +291,9 @@ int file_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 
 /*
  * A bio that waited for a tag is started by whoever freed one, on any
- * thread: not necessarily its ring's owner, so it goes to the shared queue.
+ * thread: not necessarily its ring's owner, so it goes to the shared queue,
+ * nor its blocking caller, so a BIO_SYNC discard does not run its ioctl
+ * here.
  */
 void file_end(struct file_dev *fd, struct blkring_bio *bio, int status)
 {
@@ -305,7 +307,9 @@ void file_end(struct file_dev *fd, struct blkring_bio *bio, int status)
 		bio = next;
 		if (!next)
 			break;
+		/* Started on another thread: not its ring's, nor its caller's. */
 		next->ioc = NULL;
+		next->flags &= (uint8_t)~BIO_SYNC;
 		status = dispatch(fd, next);
 		if (!status)
 			break;

@@ -49,8 +49,9 @@ struct file_queue {
 	struct file_dev *fd;
 	struct blkring_ioc *ioc; /* the ring's, for QUEUE_RING and QUEUE_POLL */
 	uint8_t kind;
-	bool iopoll; /* IORING_SETUP_IOPOLL: completions need an enter */
-	bool defer;  /* IORING_SETUP_DEFER_TASKRUN: only a waiter inside it is woken */
+	bool iopoll;     /* IORING_SETUP_IOPOLL: completions need an enter */
+	bool defer;      /* IORING_SETUP_DEFER_TASKRUN: only a waiter inside it is woken */
+	pthread_t maker; /* the thread that made it: the only one DEFER_TASKRUN lets in */
 	bool has_ring;
 	bool fixed_bufs;   /* the ioc's buffers are registered here */
 	uint32_t bufs_gen; /* the ioc registration they came from */

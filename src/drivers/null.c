@@ -577,10 +577,11 @@ static int queues_start(struct blkring_dev *dev, struct null_dev *nd)
 	nd->queues = aligned_alloc(CACHELINE, sizeof(*nd->queues) * nr);
 	if (!nd->queues)
 		return -ENOMEM;
+	/* All of it: a failed start leaves later queues for null_destroy(). */
+	memset(nd->queues, 0, sizeof(*nd->queues) * nr);
 	for (unsigned i = 0; i < nr; i++) {
 		struct null_queue *q = &nd->queues[i];
 
-		memset(q, 0, sizeof(*q));
 		q->nd = nd;
 		q->hctx = &dev->hctxs[i];
 		llist_init(&q->submitted);

@@ -104,10 +104,12 @@ static int pfds_reserve(struct blkring_ioc *ioc)
 }
 
 /*
- * A completion that comes after a queue's last look makes its descriptor
- * readable, one before is seen by the look: no wake-up is lost.  The
- * eventfd may hold a stale count (a producer's signal after a sleep ended):
- * then the sleep ends at once, spuriously, and the count is drained.
+ * A completion that comes after a queue's last look wakes the sleep (its
+ * descriptor polls readable, it signals the eventfd, or the queue sleeps
+ * itself and is woken inside), one before is seen by the look: no wake-up
+ * is lost.  The eventfd may hold a stale count (a producer's signal after a
+ * sleep ended): then the sleep ends at once, spuriously, and the count is
+ * drained.
  */
 int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc)
 {

@@ -144,6 +144,7 @@ static int ctx_init(struct blkring__ctx *ctx, const struct blkring_params *p)
 	int ret;
 
 	blkring__ioc_init(&ctx->ioc);
+	ctx->ioc.one_thread = p->flags & BLKRING_SETUP_DEFER_TASKRUN;
 	ret = rings_alloc(ctx, p->sq_entries, p->cq_entries);
 	if (ret)
 		return ret;
