@@ -222,19 +222,68 @@ static void null_close_registered(void)
 	blkring_queue_exit(&ring);
 }
 
-/* Several rings on one device, each with its own owner thread. */
-struct ring_thread {
-	struct blkring_dev *dev;
-	pthread_t thread;
-};
+/* A submit batch takes tags for all its SQEs with its first bio; those its
+ * failed SQEs never used go back when the batch ends. */
+static void null_plug_returns_tags(void)
+{
+	struct blkring_dev *dev =
+	    test_open("null:size=1M,irqmode=timer,hw_queue_depth=8,completion_nsec=100000000");
+	struct blkring ring;
+	char *buf = xaligned(8 * 4096);
 
+	null_ring(&ring, 8, dev);
+	for (unsigned i = 0; i < 8; i++)
+		blkring_prep_read(ring_sqe(&ring), 0, buf + i * 4096, 4096,
+		                  i < 4 ? i * 4096 : (1 << 20) + i * 4096);
+	CHECK_EQ(blkring_submit(&ring), 8);
+	CHECK_EQ(blkring__dev_inflight(dev), 4); /* not 8: the rest went back */
+	for (unsigned i = 0; i < 8; i++) {
+		struct blkring_cqe cqe = ring_reap(&ring);
+
+		CHECK_EQ(cqe.res, cqe.res == -EINVAL ? -EINVAL : 4096);
+	}
+	CHECK_EQ(blkring__dev_inflight(dev), 0);
+	ring_close(&ring, dev);
+	free(buf);
+}
+
+static void *ring_thread_main(void *arg);
+
+/* Tags few and wanted by rings' batches and blocking calls at once: every
+ * I/O ends, the tags a batch holds go to whoever waits. */
+static void *blocking_reader(void *arg)
+{
+	char *buf = xaligned(4096);
+
+	for (unsigned i = 0; i < 500; i++)
+		CHECK_EQ(blkring_dev_pread(arg, buf, 4096, (uint64_t)(i % 64) * 4096), 4096);
+	free(buf);
+	return NULL;
+}
+
+static void null_plug_stress(void)
+{
+	struct blkring_dev *dev = test_open("null:irqmode=softirq,hw_queue_depth=4");
+	pthread_t rings[3], reader;
+
+	CHECK_EQ(pthread_create(&reader, NULL, blocking_reader, dev), 0);
+	for (unsigned i = 0; i < 3; i++)
+		CHECK_EQ(pthread_create(&rings[i], NULL, ring_thread_main, dev), 0);
+	for (unsigned i = 0; i < 3; i++)
+		CHECK_EQ(pthread_join(rings[i], NULL), 0);
+	CHECK_EQ(pthread_join(reader, NULL), 0);
+	CHECK_EQ(blkring__dev_inflight(dev), 0);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
+/* Several rings on one device, each with its own owner thread. */
 static void *ring_thread_main(void *arg)
 {
-	struct ring_thread *rt = arg;
+	struct blkring_dev *dev = arg;
 	struct blkring ring;
 	char *buf = xaligned(32 * 4096);
 
-	null_ring(&ring, 32, rt->dev);
+	null_ring(&ring, 32, dev);
 	read_many(&ring, buf, 32, 2000);
 	blkring_queue_exit(&ring);
 	free(buf);
@@ -244,14 +293,12 @@ static void *ring_thread_main(void *arg)
 static void null_rings_on_threads(void)
 {
 	struct blkring_dev *dev = test_open("null:irqmode=softirq,submit_queues=2");
-	struct ring_thread rt[3];
+	pthread_t rt[3];
 
-	for (unsigned i = 0; i < 3; i++) {
-		rt[i].dev = dev;
-		CHECK_EQ(pthread_create(&rt[i].thread, NULL, ring_thread_main, &rt[i]), 0);
-	}
 	for (unsigned i = 0; i < 3; i++)
-		CHECK_EQ(pthread_join(rt[i].thread, NULL), 0);
+		CHECK_EQ(pthread_create(&rt[i], NULL, ring_thread_main, dev), 0);
+	for (unsigned i = 0; i < 3; i++)
+		CHECK_EQ(pthread_join(rt[i], NULL), 0);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
@@ -267,6 +314,8 @@ int main(int argc, char **argv)
 	    {"ring-null-badblocks-link", null_badblocks_link, 0},
 	    {"ring-null-close-registered", null_close_registered, 0},
 	    {"ring-null-rings-on-threads", null_rings_on_threads, 0},
+	    {"ring-null-plug-returns-tags", null_plug_returns_tags, 0},
+	    {"ring-null-plug-stress", null_plug_stress, 0},
 	    {NULL, NULL, 0},
 	};
 

@@ -169,9 +169,24 @@ struct blkring_ioc_queue {
 	const struct blkring_ioc_queue_ops *ops;
 };
 
+/*
+ * The owner's submit batch (Linux's blk_plug with its cached requests): a
+ * driver may take tags for the batch's bios with one update of the line
+ * its completer also writes, instead of one per bio, and gives back what
+ * the batch did not use through release() when it ends.
+ */
+struct blkring_plug {
+	bool active;                                /* inside the ring's submit batch */
+	uint32_t want;                              /* bios the batch may still issue */
+	uint32_t nr;                                /* tags held for hctx, unused */
+	struct blkring_hctx *hctx;                  /* whose tags */
+	void (*release)(struct blkring_plug *plug); /* the holder's: gives them back */
+};
+
 struct blkring_ioc {
 	struct blkring_ioc_queue *queues; /* owner-only list */
-	bool flush_pending;               /* a queue holds work for the next flush */
+	struct blkring_plug plug;
+	bool flush_pending; /* a queue holds work for the next flush */
 	/* The ring's: where its owner sleeps while it has queues. */
 	int wake_fd;         /* an eventfd task work signals; -1 until the first sleep */
 	struct pollfd *pfds; /* the sleep's: wake_fd, then the queues' */
@@ -453,6 +468,30 @@ static inline int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkrin
 	                                            memory_order_seq_cst, memory_order_relaxed))
 		return 1;
 	return blkring__hctx_get_tag_slow(hctx, bio);
+}
+
+/* Takes up to `want` tags at once when no bio waits; returns how many. */
+static inline uint32_t blkring__hctx_get_tags(struct blkring_hctx *hctx, uint32_t want)
+{
+	uint32_t n = atomic_load_explicit(&hctx->inflight, memory_order_relaxed);
+
+	while (n < hctx->depth && !atomic_load_explicit(&hctx->nr_waiting, memory_order_relaxed)) {
+		uint32_t take = hctx->depth - n < want ? hctx->depth - n : want;
+
+		if (atomic_compare_exchange_weak_explicit(
+		        &hctx->inflight, &n, n + take, memory_order_seq_cst, memory_order_relaxed))
+			return take;
+	}
+	return 0;
+}
+
+/* The end of a submit batch: what the plug still holds goes back. */
+static inline void blkring__plug_finish(struct blkring_plug *plug)
+{
+	plug->active = false;
+	plug->want = 0;
+	if (plug->nr)
+		plug->release(plug);
 }
 
 /* Frees a tag; returns a waiting bio that now owns it, or NULL.  The

@@ -368,6 +368,7 @@ static inline void dm_clone_rw(struct dm_clone *c, struct dm_volume *v, struct b
 	atomic_store_explicit(&c->bio.remaining, 1, memory_order_relaxed);
 	c->bio.account = false; /* a target that ends it did not submit it */
 	c->bio.hctx = NULL;
+	c->bio.ioc = NULL; /* its leg sees a volume's bio, not the ring's */
 	c->orig = orig;
 	c->vol = v;
 }

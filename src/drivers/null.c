@@ -339,6 +339,63 @@ static void queue_push(struct null_queue *q, struct blkring_bio *bio)
 		queue_wake(q);
 }
 
+/* Starts a bio that was given a tag while it waited. */
+static void null_start(struct null_queue *q, struct blkring_bio *bio)
+{
+	bio->driver_data = (void *)(intptr_t)null_handle(q->nd, bio);
+	if (q->nd->inline_completion && !q->hctx->poll)
+		null_end(q, bio);
+	else
+		queue_push(q, bio);
+}
+
+/* The plug's tags of one queue go back one at a time, each to a bio that
+ * waits for one if there is (FIFO, as any other end). */
+static void null_plug_release(struct blkring_plug *plug)
+{
+	struct blkring_hctx *hctx = plug->hctx;
+	struct null_dev *nd = hctx->dev->private;
+
+	for (; plug->nr; plug->nr--) {
+		struct blkring_bio *next = blkring__hctx_put_tag(hctx);
+
+		if (next)
+			null_start(&nd->queues[hctx->index], next);
+	}
+	plug->hctx = NULL;
+}
+
+/*
+ * In the owner's submit batch, the first bio to a queue takes tags for the
+ * rest of the batch at once: the completion thread frees them one by one
+ * on the same line, and the submitter then misses it once a batch, not
+ * once a bio (seed 000's async side spent a third of its thread there).
+ * Inline ends free their tag at once and gain nothing from it.
+ */
+static int null_get_tag(struct null_dev *nd, struct blkring_hctx *hctx, struct blkring_bio *bio)
+{
+	struct blkring_plug *plug = bio->ioc ? &bio->ioc->plug : NULL;
+	uint32_t n;
+
+	if (!plug || !plug->active || (nd->inline_completion && !hctx->poll))
+		return blkring__hctx_get_tag(hctx, bio);
+	if (plug->want)
+		plug->want--;
+	if (plug->hctx == hctx && plug->nr) {
+		plug->nr--;
+		return 1;
+	}
+	if (plug->nr)
+		plug->release(plug);
+	n = blkring__hctx_get_tags(hctx, plug->want + 1);
+	if (!n)
+		return blkring__hctx_get_tag(hctx, bio);
+	plug->hctx = hctx;
+	plug->nr = n - 1;
+	plug->release = null_plug_release;
+	return 1;
+}
+
 static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	struct null_dev *nd = dev->private;
@@ -347,7 +404,7 @@ static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	int ret;
 
 	bio->hctx = hctx;
-	ret = blkring__hctx_get_tag(hctx, bio);
+	ret = null_get_tag(nd, hctx, bio);
 	if (ret <= 0)
 		return ret; /* waiting for a tag (0), or NOWAIT without one */
 	bio->driver_data = (void *)(intptr_t)null_handle(nd, bio);

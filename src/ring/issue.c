@@ -313,6 +313,8 @@ int blkring__submit_sqes(struct blkring__ctx *ctx)
 	uint32_t tail = atomic_load_explicit(&ctx->rings->sq_tail, memory_order_acquire);
 	uint32_t nr = tail - head, done;
 
+	ctx->ioc.plug.active = true;
+	ctx->ioc.plug.want = nr;
 	for (done = 0; done < nr; done++) {
 		struct blkring_req *req = blkring__req_alloc(ctx);
 
@@ -329,6 +331,7 @@ int blkring__submit_sqes(struct blkring__ctx *ctx)
 		queue_unit(ctx, chain);
 	}
 	blkring__issue_pending(ctx);
+	blkring__plug_finish(&ctx->ioc.plug);
 	/* The batch's end: drivers' per-ring queues push what it queued. */
 	if (ctx->ioc.flush_pending)
 		blkring__ioc_flush(&ctx->ioc);
