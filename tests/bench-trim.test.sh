@@ -11,38 +11,6 @@ trap 'rm -rf "$T"' EXIT
 
 DEV=null:memory_backed=1,discard=1,write_zeroes=1,size=1M
 
-# name, python assertions on the JSON document d, then the bench arguments
-expect_json() {
-	local name=$1 check=$2 rc
-	shift 2
-	"$B" bench --output-format=json "$@" >"$T/out.json" 2>"$T/err"
-	rc=$?
-	if [[ $rc != 0 ]]; then
-		fail "$name" "exit $rc: $(head -c 300 "$T/err")"
-	elif why=$(python3 -c "
-import json, sys
-d = json.load(open(sys.argv[1]))
-$check
-" "$T/out.json" 2>&1); then
-		pass "$name"
-	else
-		fail "$name" "$(tail -n 3 <<<"$why")"
-	fi
-}
-
-# name, expected exit, expected fragment of stderr, then the bench arguments
-expect_err() {
-	local name=$1 want=$2 frag=$3 rc
-	shift 3
-	"$B" bench "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [[ $rc == "$want" ]] && grep -qF -- "$frag" "$T/err"; then
-		pass "$name"
-	else
-		fail "$name" "exit $rc, stderr: $(head -c 300 "$T/err")"
-	fi
-}
-
 # fio's trim object, keys and types, when fio is installed; "zero" has the
 # same shape as blkring's own "trim".
 shape='def shape(o):

@@ -5,3 +5,40 @@ fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
 # check NAME CONDITION WHY: PASS when the condition (evaluated) holds.
 check() { if eval "$2"; then pass "$1"; else fail "$1" "$3"; fi; }
+
+# The bench tests' cases ($B is the blkring binary, $T a scratch directory).
+# expect_json NAME CHECK ARGS...: PASS when `$B bench --output-format=json
+# ARGS` exits 0 and the Python CHECK passes with the output loaded as d.
+expect_json() {
+	local name=$1 check=$2 rc why
+	shift 2
+	timeout 300 "$B" bench --output-format=json "$@" >"$T/out.json" 2>"$T/err"
+	rc=$?
+	if [[ $rc != 0 ]]; then
+		fail "$name" "exit $rc: $(head -c 300 "$T/err")"
+	elif why=$(python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+$check
+" "$T/out.json" 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "$(tail -n 3 <<<"$why")"
+	fi
+}
+
+# expect_err NAME STATUS TEXT ARGS...: PASS when `$B bench ARGS` exits
+# STATUS with TEXT in its stderr; expect_err_re takes a grep -E pattern.
+expect_err() { bench_fails -F "$@"; }
+expect_err_re() { bench_fails -E "$@"; }
+bench_fails() {
+	local mode=$1 name=$2 want=$3 text=$4 rc
+	shift 4
+	timeout 300 "$B" bench "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [[ $rc == "$want" ]] && grep -q "$mode" -- "$text" "$T/err"; then
+		pass "$name"
+	else
+		fail "$name" "exit $rc, stderr: $(head -c 300 "$T/err")"
+	fi
+}

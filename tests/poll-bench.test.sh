@@ -9,57 +9,30 @@ trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/lib.sh"
 
 SHORT=(--rw=randread --bs=4k --iodepth=16 --runtime=100ms --time_based)
+# Reads done, polled.
+POLLED="j = d['jobs'][0]
+assert j['read']['total_ios'] > 0 and j['job options']['hipri'] == '1'"
 for i in 0 1 2; do
 	echo "$((i * 2048)) 2048 linear null:size=1M,irqmode=softirq,name=pb$i 0"
 done >"$T/v.table"
 
-# name, then the bench arguments: exit 0 and reads done, polled.
-expect_runs() {
-	local name=$1 rc
-	shift
-	"$B" bench --output-format=json "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [[ $rc == 0 ]] && python3 -c "
-import json, sys
-j = json.load(open(sys.argv[1]))['jobs'][0]
-assert j['read']['total_ios'] > 0 and j['job options']['hipri'] == '1'
-" "$T/out"; then
-		pass "$name"
-	else
-		fail "$name" "exit $rc, stderr: $(head -c 300 "$T/err")"
-	fi
-}
-
-# name, exit status, expected fragment of the message, then the arguments
-expect_fails() {
-	local name=$1 want=$2 frag=$3 rc
-	shift 3
-	"$B" bench "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [[ $rc == "$want" ]] && grep -qF -- "$frag" "$T/err"; then
-		pass "$name"
-	else
-		fail "$name" "exit $rc, stderr: $(head -c 300 "$T/err")"
-	fi
-}
-
-expect_runs hipri_null --name=a --filename=null:size=1M --hipri=1 "${SHORT[@]}"
-expect_runs hipri_volume_all --name=a --filename="table:$T/v.table" --hipri=1 \
+expect_json hipri_null "$POLLED" --name=a --filename=null:size=1M --hipri=1 "${SHORT[@]}"
+expect_json hipri_volume_all "$POLLED" --name=a --filename="table:$T/v.table" --hipri=1 \
 	--poll_strategy=all "${SHORT[@]}"
-expect_runs hipri_volume_cookie --name=a --filename="table:$T/v.table,poll=all" --hipri=1 \
+expect_json hipri_volume_cookie "$POLLED" --name=a --filename="table:$T/v.table,poll=all" --hipri=1 \
 	--poll_strategy=cookie "${SHORT[@]}"
 # The spec's own poll= is replaced, not added to: a bad one never opens.
-expect_runs strategy_replaces_key --name=a --filename="table:$T/v.table,poll=bogus" --hipri=1 \
+expect_json strategy_replaces_key "$POLLED" --name=a --filename="table:$T/v.table,poll=bogus" --hipri=1 \
 	--poll_strategy=all "${SHORT[@]}"
-expect_fails strategy_bad_key 2 "bad value 'bogus' for key 'poll'" \
+expect_err strategy_bad_key 2 "bad value 'bogus' for key 'poll'" \
 	--name=a --filename="table:$T/v.table,poll=bogus" --hipri=1 "${SHORT[@]}"
-expect_fails hipri_no_poll_queues 1 "EOPNOTSUPP" \
+expect_err hipri_no_poll_queues 1 "EOPNOTSUPP" \
 	--name=a --filename=null:size=1M,poll_queues=0 --hipri=1 "${SHORT[@]}"
-expect_fails hipri_sync 2 "hipri=1 needs ioengine=blkring" \
+expect_err hipri_sync 2 "hipri=1 needs ioengine=blkring" \
 	--name=a --filename=null:size=1M --hipri=1 --ioengine=sync "${SHORT[@]}"
-expect_fails strategy_not_volume 2 "poll_strategy=cookie applies to table: volumes" \
+expect_err strategy_not_volume 2 "poll_strategy=cookie applies to table: volumes" \
 	--name=a --filename=null:size=1M --poll_strategy=cookie "${SHORT[@]}"
-expect_fails strategy_bad_value 2 "'some' is not one of all, cookie" \
+expect_err strategy_bad_value 2 "'some' is not one of all, cookie" \
 	--name=a --filename=null:size=1M --poll_strategy=some "${SHORT[@]}"
 
 # The seed script end to end, QUICK, on one tenth of its runtime.
