@@ -5,7 +5,6 @@
  * wait; the owner sleeps inside the kernel ring, which also watches an
  * eventfd that task work signals; commands, registered buffers, exit and unregister.
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -295,25 +294,10 @@ static void *ring_thread(void *arg)
 /* The kernel's io-wq workers of this thread (they are named after it). */
 static int io_workers_now(void)
 {
-	char prefix[32], path[300], comm[64];
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
+	char name[32];
 
-	CHECK(d);
-	snprintf(prefix, sizeof(prefix), "iou-wrk-%ld", (long)gettid());
-	while ((e = readdir(d))) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		if (e->d_name[0] == '.' || !(f = fopen(path, "r")))
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, prefix, strlen(prefix)))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
+	snprintf(name, sizeof(name), "iou-wrk-%ld\n", (long)gettid());
+	return test_threads_with("comm", name);
 }
 
 /* Reads tmpfs cannot do without blocking go to the thread's io-wq, and
@@ -382,7 +366,7 @@ static void *signal_when_asleep(void *arg)
 	return NULL;
 }
 
-/* Sleeping in ppoll() keeps the ring's wait semantics: a timeout is
+/* Sleeping on the kernel ring keeps the ring's wait semantics: a timeout is
  * -ETIME, a signal handler -EINTR. */
 static void test_wait_semantics(void)
 {

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* null devices: every parameter, its default and its effect. */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -124,24 +123,7 @@ static void test_memory_backed_spin(void)
 /* Threads of this process allowed on CPU 0 alone. */
 static int pinned_to_cpu0(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	CHECK(d);
-	while ((e = readdir(d))) {
-		char path[300], line[256];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-		if (e->d_name[0] == '.' || !(f = fopen(path, "r")))
-			continue;
-		while (fgets(line, sizeof(line), f))
-			n += !strcmp(line, "Cpus_allowed_list:\t0\n");
-		fclose(f);
-	}
-	closedir(d);
-	return n;
+	return test_threads_with("status", "Cpus_allowed_list:\t0\n");
 }
 
 /* irq_cpu: the completion thread runs on that CPU only, and still ends

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -15,6 +16,32 @@ struct blkring_dev *test_open(const char *spec)
 	if (ret < 0)
 		TEST_FAIL("open %s: %s (%s)", spec, strerror(-ret), blkring_last_error());
 	return dev;
+}
+
+int test_threads_with(const char *file, const char *line)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		TEST_FAIL("/proc/self/task: %s", strerror(errno));
+	while ((e = readdir(d))) {
+		char path[300], text[256];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/%s", e->d_name, file);
+		if (e->d_name[0] == '.' || !(f = fopen(path, "r")))
+			continue;
+		while (fgets(text, sizeof(text), f))
+			if (!strncmp(text, line, strlen(line))) {
+				n++;
+				break;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
 }
 
 /* The last lines a failing case wrote to stderr go into its FAIL line. */

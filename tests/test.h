@@ -57,4 +57,8 @@ int test_main(const struct test_case *cases, int argc, char **argv);
 /* Opens a device or fails the test with the library's message. */
 struct blkring_dev *test_open(const char *spec);
 
+/* This process's threads with a line of /proc/self/task/TID/FILE that
+ * starts with `line`. */
+int test_threads_with(const char *file, const char *line);
+
 #endif
