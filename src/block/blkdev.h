@@ -113,7 +113,6 @@ struct blkring_hctx {
 	_Atomic uint32_t nr_waiting;
 	pthread_mutex_t wait_lock; /* slow path only: tags exhausted */
 	struct blkring_bio *wait_head, *wait_tail;
-	void *driver_data;
 };
 
 /* One device's per-thread counters by REQ_OP_* (blkring_dev_info() turns

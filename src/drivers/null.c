@@ -339,11 +339,12 @@ static void queue_push(struct null_queue *q, struct blkring_bio *bio)
 		queue_wake(q);
 }
 
-/* Starts a bio that was given a tag while it waited. */
+/* Starts a bio that holds a tag: its data now, its end inline or from the
+ * queue's consumer. */
 static void null_start(struct null_queue *q, struct blkring_bio *bio)
 {
 	bio->driver_data = (void *)(intptr_t)null_handle(q->nd, bio);
-	if (q->nd->inline_completion && !q->hctx->poll)
+	if (likely(q->nd->inline_completion && !q->hctx->poll))
 		null_end(q, bio);
 	else
 		queue_push(q, bio);
@@ -407,11 +408,7 @@ static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	ret = null_get_tag(nd, hctx, bio);
 	if (ret <= 0)
 		return ret; /* waiting for a tag (0), or NOWAIT without one */
-	bio->driver_data = (void *)(intptr_t)null_handle(nd, bio);
-	if (likely(nd->inline_completion && !hctx->poll))
-		null_end(q, bio);
-	else
-		queue_push(q, bio);
+	null_start(q, bio);
 	return 0;
 }
 

@@ -11,7 +11,6 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define CACHELINE 64
 #define __cacheline_aligned __attribute__((aligned(CACHELINE)))
-#define __unused __attribute__((unused))
 
 /* A spin-wait hint: lets the sibling hyperthread (or the host) have the core. */
 #if defined(__x86_64__) || defined(__i386__)

@@ -205,10 +205,7 @@ static int cmd_issue(struct blkring_req *req, unsigned issue_flags)
 	struct blkring_bio *bio = &req->bio;
 
 	req->result = 0;
-	bio->ioc = blkring__issue_ioc(req, issue_flags);
-	bio->queue_hint = req->ctx->queue_hint;
-	bio->end_io = blkring__req_bio_end_io;
-	bio->private = req;
+	blkring__req_bio_bind(req->ctx, req, bio, blkring__issue_ioc(req, issue_flags));
 	return blkring__blkdev_uring_cmd(req->dev, &req->cmd, bio, issue_flags);
 }
 

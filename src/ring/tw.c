@@ -175,38 +175,25 @@ static unsigned tw_run_list(struct llist_node *node)
 }
 
 /*
- * Linux 5.17's rounds: take everything, run the completions and commit
- * their CQEs (waking an SQPOLL ring's reaper), then run the other work
- * taken with them; again until nothing is left.  Completions that arrive
- * while other work runs wait for the next round, not behind later work.
+ * Rounds until the list stays empty (work may add work), each run in
+ * arrival order.  On a TW_PRIO ring, Linux 5.17's: the round's completions
+ * first, their CQEs committed (waking an SQPOLL ring's reaper), then the
+ * other work taken with them; completions that arrive while other work
+ * runs wait for the next round, not behind later work.
  */
-static unsigned tw_run_prio(struct blkring__ctx *ctx)
+static unsigned tw_run_rounds(struct blkring__ctx *ctx, bool prio_first)
 {
 	unsigned nr = 0;
 
 	do {
-		struct llist_node *prio, *normal;
+		struct llist_node *prio = NULL, *normal;
 
-		tw_take(ctx, &prio, &normal);
+		tw_take(ctx, prio_first ? &prio : NULL, &normal);
 		if (prio) {
 			nr += tw_run_list(prio);
 			blkring__cq_flush(ctx);
 		}
 		nr += tw_run_list(normal);
-	} while (blkring__tw_pending(ctx));
-	return nr;
-}
-
-/* Arrival order, until the list stays empty (work may add work). */
-static unsigned tw_run_fifo(struct blkring__ctx *ctx)
-{
-	unsigned nr = 0;
-
-	do {
-		struct llist_node *list;
-
-		tw_take(ctx, NULL, &list);
-		nr += tw_run_list(list);
 	} while (blkring__tw_pending(ctx));
 	return nr;
 }
@@ -220,10 +207,7 @@ unsigned blkring__tw_run(struct blkring__ctx *ctx)
 	/* The reaper of an SQPOLL ring is another thread: as io_uring's task
 	 * work, commit CQEs at flush points, not one by one. */
 	ctx->cq_batch = ctx->sq != NULL;
-	if (ctx->flags & BLKRING_SETUP_TW_PRIO)
-		nr = tw_run_prio(ctx);
-	else
-		nr = tw_run_fifo(ctx);
+	nr = tw_run_rounds(ctx, ctx->flags & BLKRING_SETUP_TW_PRIO);
 	ctx->cq_batch = false;
 	blkring__cq_flush(ctx);
 	blkring__stat_add(&ctx->stats.tw_run, nr);
