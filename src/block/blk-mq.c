@@ -122,3 +122,39 @@ struct blkring_bio *blkring__hctx_put_tag_slow(struct blkring_hctx *hctx)
 	pthread_mutex_unlock(&hctx->wait_lock);
 	return bio;
 }
+
+void blkring__plug_release(struct blkring_plug *plug)
+{
+	struct blkring_hctx *hctx = plug->hctx;
+
+	for (; plug->nr; plug->nr--) {
+		struct blkring_bio *next = blkring__hctx_put_tag(hctx);
+
+		if (next)
+			hctx->dev->ops->start_tagged(hctx->dev, next);
+	}
+	plug->hctx = NULL;
+}
+
+int blkring__hctx_get_tag_plugged(struct blkring_hctx *hctx, struct blkring_bio *bio)
+{
+	struct blkring_plug *plug = bio->ioc ? &bio->ioc->plug : NULL;
+	uint32_t n;
+
+	if (!plug || !plug->active)
+		return blkring__hctx_get_tag(hctx, bio);
+	if (plug->want)
+		plug->want--;
+	if (plug->hctx == hctx && plug->nr) {
+		plug->nr--;
+		return 1;
+	}
+	if (plug->nr)
+		blkring__plug_release(plug);
+	n = blkring__hctx_get_tags(hctx, plug->want + 1);
+	if (!n)
+		return blkring__hctx_get_tag(hctx, bio);
+	plug->hctx = hctx;
+	plug->nr = n - 1;
+	return 1;
+}

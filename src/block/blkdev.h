@@ -169,17 +169,16 @@ struct blkring_ioc_queue {
 };
 
 /*
- * The owner's submit batch (Linux's blk_plug with its cached requests): a
- * driver may take tags for the batch's bios with one update of the line
- * its completer also writes, instead of one per bio, and gives back what
- * the batch did not use through release() when it ends.
+ * The owner's submit batch (Linux's blk_plug with its cached requests):
+ * blkring__hctx_get_tag_plugged() takes tags for the batch's bios with one
+ * update of the line the completer also writes, instead of one per bio;
+ * the batch's end gives back what it did not use.
  */
 struct blkring_plug {
-	bool active;                                /* inside the ring's submit batch */
-	uint32_t want;                              /* bios the batch may still issue */
-	uint32_t nr;                                /* tags held for hctx, unused */
-	struct blkring_hctx *hctx;                  /* whose tags */
-	void (*release)(struct blkring_plug *plug); /* the holder's: gives them back */
+	bool active;               /* inside the ring's submit batch */
+	uint32_t want;             /* bios the batch may still issue */
+	uint32_t nr;               /* tags held for hctx, unused */
+	struct blkring_hctx *hctx; /* whose tags */
 };
 
 struct blkring_ioc {
@@ -237,6 +236,9 @@ struct blkring_dev_ops {
 	/* Optional: reap one poll queue (a volume's `all` walk); a queue
 	 * another poller holds (hctx->busy) is skipped, answering 0. */
 	int (*poll_queue)(struct blkring_dev *dev, struct blkring_hctx *hctx);
+	/* Optional: start a bio a put handed a tag while it waited; needed by
+	 * drivers that take tags with blkring__hctx_get_tag_plugged(). */
+	void (*start_tagged)(struct blkring_dev *dev, struct blkring_bio *bio);
 	/* Free the driver's state; the block layer frees the rest. */
 	void (*destroy)(struct blkring_dev *dev);
 };
@@ -484,14 +486,23 @@ static inline uint32_t blkring__hctx_get_tags(struct blkring_hctx *hctx, uint32_
 	return 0;
 }
 
+/* Gives back the tags a plug holds, one at a time, each to a waiting bio
+ * if there is one (FIFO, as any put), started by its driver. */
+void blkring__plug_release(struct blkring_plug *plug);
+
 /* The end of a submit batch: what the plug still holds goes back. */
 static inline void blkring__plug_finish(struct blkring_plug *plug)
 {
 	plug->active = false;
 	plug->want = 0;
 	if (plug->nr)
-		plug->release(plug);
+		blkring__plug_release(plug);
 }
+
+/* Takes a tag as blkring__hctx_get_tag() does; in a ring's submit batch,
+ * the first bio to a queue takes tags for the batch's other bios too, when
+ * no bio waits.  The device needs ops->start_tagged. */
+int blkring__hctx_get_tag_plugged(struct blkring_hctx *hctx, struct blkring_bio *bio);
 
 /* Frees a tag; returns a waiting bio that now owns it, or NULL.  The
  * decrement and the read of nr_waiting are the putter's half of the

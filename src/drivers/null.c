@@ -350,51 +350,25 @@ static void null_start(struct null_queue *q, struct blkring_bio *bio)
 		queue_push(q, bio);
 }
 
-/* The plug's tags of one queue go back one at a time, each to a bio that
- * waits for one if there is (FIFO, as any other end). */
-static void null_plug_release(struct blkring_plug *plug)
+static void null_start_tagged(struct blkring_dev *dev, struct blkring_bio *bio)
 {
-	struct blkring_hctx *hctx = plug->hctx;
-	struct null_dev *nd = hctx->dev->private;
+	struct null_dev *nd = dev->private;
 
-	for (; plug->nr; plug->nr--) {
-		struct blkring_bio *next = blkring__hctx_put_tag(hctx);
-
-		if (next)
-			null_start(&nd->queues[hctx->index], next);
-	}
-	plug->hctx = NULL;
+	null_start(&nd->queues[bio->hctx->index], bio);
 }
 
 /*
- * In the owner's submit batch, the first bio to a queue takes tags for the
- * rest of the batch at once: the completion thread frees them one by one
- * on the same line, and the submitter then misses it once a batch, not
- * once a bio (seed 000's async side spent a third of its thread there).
- * Inline ends free their tag at once and gain nothing from it.
+ * Tags through the ring's plug: the completion thread frees them one by
+ * one on the line the submitter takes them from, and the submitter then
+ * misses it once a batch, not once a bio (seed 000's async side spent a
+ * third of its thread there).  Inline ends free their tag at once and gain
+ * nothing from it.
  */
 static int null_get_tag(struct null_dev *nd, struct blkring_hctx *hctx, struct blkring_bio *bio)
 {
-	struct blkring_plug *plug = bio->ioc ? &bio->ioc->plug : NULL;
-	uint32_t n;
-
-	if (!plug || !plug->active || (nd->inline_completion && !hctx->poll))
+	if (nd->inline_completion && !hctx->poll)
 		return blkring__hctx_get_tag(hctx, bio);
-	if (plug->want)
-		plug->want--;
-	if (plug->hctx == hctx && plug->nr) {
-		plug->nr--;
-		return 1;
-	}
-	if (plug->nr)
-		plug->release(plug);
-	n = blkring__hctx_get_tags(hctx, plug->want + 1);
-	if (!n)
-		return blkring__hctx_get_tag(hctx, bio);
-	plug->hctx = hctx;
-	plug->nr = n - 1;
-	plug->release = null_plug_release;
-	return 1;
+	return blkring__hctx_get_tag_plugged(hctx, bio);
 }
 
 static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
@@ -676,6 +650,7 @@ static const struct blkring_dev_ops null_ops = {
     .submit_bio = null_submit_bio,
     .poll = null_poll,
     .poll_queue = null_poll_queue,
+    .start_tagged = null_start_tagged,
     .destroy = null_destroy,
 };
 
@@ -684,6 +659,7 @@ static const struct blkring_dev_ops null_none_ops = {
     .submit_bio = null_submit_bio_none,
     .poll = null_poll,
     .poll_queue = null_poll_queue,
+    .start_tagged = null_start_tagged,
     .destroy = null_destroy,
 };
 
