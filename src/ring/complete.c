@@ -122,13 +122,6 @@ void blkring__req_complete(struct blkring_req *req, int res)
 void blkring__req_bio_end_io(struct blkring_bio *bio)
 {
 	struct blkring_req *req = container_of(bio, struct blkring_req, bio);
-	struct blkring__ctx *ctx = req->ctx;
-	int res = bio->status ? bio->status : req->result;
 
-	if (likely(blkring__is_owner(ctx))) {
-		blkring__req_post_fast(ctx, req, res);
-		return;
-	}
-	req->result = res;
-	blkring__tw_add(ctx, &req->tw);
+	blkring__req_complete(req, bio->status ? bio->status : req->result);
 }
