@@ -13,11 +13,11 @@
  */
 #include <errno.h>
 #include <linux/fs.h>
-#include <signal.h>
 #include <sys/ioctl.h>
 
 #include "drivers/file.h"
 #include "lib/futex.h"
+#include "lib/thread.h"
 
 enum { BLOCKING_RUNNING, BLOCKING_SLEEPING };
 
@@ -80,21 +80,14 @@ static void blocking_wake(struct file_blocking *b)
 		futex_wake(&b->state, 1);
 }
 
-/* The thread takes no signals: they belong to the application's threads. */
 static int blocking_start(struct file_blocking *b)
 {
-	sigset_t all, old;
 	int ret = 0;
 
 	pthread_mutex_lock(&b->start_lock);
 	if (!b->started) {
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		ret = -pthread_create(&b->thread, NULL, blocking_thread, b);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		ret = blkring__thread_start(&b->thread, NULL, blocking_thread, b, "blkring-ioctl");
 		b->started = !ret;
-		if (!ret)
-			pthread_setname_np(b->thread, "blkring-ioctl");
 	}
 	pthread_mutex_unlock(&b->start_lock);
 	return ret;

@@ -17,12 +17,12 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "drivers/file.h"
+#include "lib/thread.h"
 
 /* user_data that is no bio. */
 #define UD_STOP 1ULL /* the reaper's last CQE */
@@ -232,16 +232,10 @@ static void *reaper_thread(void *arg)
 
 static int reaper_start(struct file_shared *s)
 {
-	sigset_t all, old;
-	int ret;
+	int ret = blkring__thread_start(&s->reaper, NULL, reaper_thread, s, "blkring-file");
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = -pthread_create(&s->reaper, NULL, reaper_thread, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
 		return ret;
-	pthread_setname_np(s->reaper, "blkring-file");
 	s->has_reaper = true;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include "drivers/null.h"
 #include "lib/error.h"
 #include "lib/futex.h"
+#include "lib/thread.h"
 
 #define NULL_PAGE_SHIFT 12
 #define NULL_PAGE_SIZE (1U << NULL_PAGE_SHIFT)
@@ -615,9 +616,10 @@ static int queues_start(struct blkring_dev *dev, struct null_dev *nd)
 		llist_init(&q->submitted);
 		if (!threads || q->hctx->poll)
 			continue;
-		if (pthread_create(&q->thread, NULL, queue_thread, q)) {
+		ret = blkring__thread_start(&q->thread, NULL, queue_thread, q, "blkring-null");
+		if (ret) {
 			queues_stop(nd, i);
-			return -EAGAIN;
+			return ret;
 		}
 		q->has_thread = true;
 		ret = queue_pin(nd, q);

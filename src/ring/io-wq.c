@@ -6,9 +6,9 @@
  * exit.  Off the fast path, so a mutex and a condition variable suffice.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 
+#include "lib/thread.h"
 #include "ring.h"
 
 int blkring__io_wq_init(struct blkring__io_wq *wq, unsigned max_workers,
@@ -55,20 +55,13 @@ static void *io_wq_worker(void *arg)
 	return NULL;
 }
 
-/* Workers take no signals: those belong to the application's threads. */
 static int io_wq_start_worker(struct blkring__io_wq *wq)
 {
-	pthread_t *thread = &wq->threads[wq->nr_workers];
-	sigset_t all, old;
-	int ret;
+	int ret = blkring__thread_start(&wq->threads[wq->nr_workers], NULL, io_wq_worker, wq,
+	                                "blkring-wq");
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(thread, NULL, io_wq_worker, wq);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
-		return -ret;
-	pthread_setname_np(*thread, "blkring-wq");
+		return ret;
 	wq->nr_workers++;
 	return 0;
 }

@@ -22,12 +22,12 @@
  */
 #include <errno.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/error.h"
 #include "lib/futex.h"
+#include "lib/thread.h"
 #include "ring.h"
 
 #define SQ_IDLE_DEFAULT_MS 1000U /* Linux's default: HZ */
@@ -188,7 +188,6 @@ static int sq_create(struct blkring__ctx *ctx, const struct blkring_params *p)
 {
 	struct blkring__sq_data *sq = ctx->sq;
 	pthread_attr_t attr;
-	sigset_t all, old;
 	cpu_set_t cpus;
 	int ret;
 
@@ -198,20 +197,13 @@ static int sq_create(struct blkring__ctx *ctx, const struct blkring_params *p)
 		CPU_SET(p->sq_thread_cpu, &cpus);
 		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	}
-	/* The thread takes no signals: those belong to the application's threads. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&sq->thread, &attr, sq_thread, ctx);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ret = blkring__thread_start(&sq->thread, &attr, sq_thread, ctx, "blkring-sq");
 	pthread_attr_destroy(&attr);
-	if (ret == EINVAL)
+	if (ret == -EINVAL)
 		return blkring__error(-EINVAL,
 		                      "ring setup: sq_thread_cpu %u: the CPU is not usable",
 		                      p->sq_thread_cpu);
-	if (ret)
-		return -ret;
-	pthread_setname_np(sq->thread, "blkring-sq");
-	return 0;
+	return ret;
 }
 
 /* Starts the SQ thread; until it runs, nobody owns the ring. */
