@@ -332,10 +332,14 @@ static _Atomic uint32_t shards_taken;
 static pthread_key_t shard_key;
 static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
 
+/* As dm-inflight.c's slots: the thread forgets its shard first, so an I/O
+ * it still ends from a later destructor counts with atomic adds on the
+ * shared shard, not with plain adds on one another thread may own. */
 static void shard_release(void *arg)
 {
 	uint32_t bit = 1U << ((uintptr_t)arg - 1);
 
+	blkring__stats_shard = BLKRING_STATS_SHARED;
 	atomic_fetch_and_explicit(&shards_taken, ~bit, memory_order_release);
 }
 
