@@ -119,6 +119,7 @@ static void test_bad_keys(void)
 	CHECK_EQ(tf_make_file(path, 1 << 20), 0);
 	check_open_fails(-EINVAL, "hw_queue_depth", "file:%s,hw_queue_depth=0", path);
 	check_open_fails(-EINVAL, "io_workers", "file:%s,io_workers=5000", path);
+	check_open_fails(-EINVAL, "spin_nsec", "file:%s,spin_nsec=2000000000", path);
 	check_open_fails(-EINVAL, "hw_queue_depth", "file:%s,hw_queue_depth=100000", path);
 	check_open_fails(-EINVAL, "unknown key 'bs'", "file:%s,bs=4096", path);
 	check_open_fails(-EINVAL, "direct", "file:%s,direct=maybe", path);

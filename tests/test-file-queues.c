@@ -31,9 +31,17 @@ struct obio {
 	pthread_t self;
 };
 
+/* The owner is no ring: it never has task work. */
+static bool owner_no_work(struct blkring_ioc *ioc)
+{
+	(void)ioc;
+	return false;
+}
+
 static void owner_init(struct owner *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->ioc.work_pending = owner_no_work;
 	o->ioc.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	CHECK(o->ioc.wake_fd >= 0);
 }

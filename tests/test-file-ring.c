@@ -329,6 +329,91 @@ static void test_io_workers(void)
 	free(buf);
 }
 
+/* Reads tmpfs does in microseconds: with I/O in flight the owner watches
+ * the kernel ring (spin_nsec) and sees each one come without sleeping. */
+static void test_spin_watches(void)
+{
+	struct blkring_dev *dev =
+	    tf_open("file:%s,size=2M,spin_nsec=1000000000", tf_path(tf.shm_dir, "spin.img"));
+	struct blkring_ring_stats st;
+	struct blkring ring;
+	char *buf = tf_alloc(8 * 4096);
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	for (int round = 0; round < 64; round++) {
+		for (int i = 0; i < 8; i++)
+			blkring_prep_read(sqe_of(&ring), 0, buf + i * 4096, 4096,
+			                  (uint64_t)(round * 8 + i) * 4096);
+		CHECK_EQ(blkring_submit(&ring), 8);
+		for (int i = 0; i < 8; i++)
+			CHECK_EQ(reap_one(&ring, 0), 4096);
+	}
+	CHECK_EQ(blkring_ring_stats(&ring, &st), 0);
+	CHECK_EQ(st.sleeps, 0);
+	CHECK_EQ(queue_of(&ring, dev)->q.inflight, 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* A 1 MiB loop read takes longer than a 1 us watch: the watch that found
+ * nothing makes the next sleeps start at once, counting down. */
+static void test_spin_backs_off(void)
+{
+	struct blkring_dev *dev = tf_open("file:%s,spin_nsec=1000", tf_loop(0));
+	struct blkring ring;
+	char *buf = tf_alloc(1 << 20);
+	unsigned first;
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	blkring_prep_read(sqe_of(&ring), 0, buf, 1 << 20, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 1 << 20);
+	first = queue_of(&ring, dev)->spin_skip;
+	CHECK(first > 0 && first <= FILE_SPIN_BACKOFF);
+	blkring_prep_read(sqe_of(&ring), 0, buf, 1 << 20, 1 << 20);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 1 << 20);
+	CHECK(queue_of(&ring, dev)->spin_skip < first);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* Task work ends the watch: a null device's completion, pushed by its
+ * completion thread, reaches the owner while the file device (made to
+ * look busy) would keep it watching for a second. */
+static void test_spin_ends_for_task_work(void)
+{
+	struct blkring_dev *devs[2] = {
+	    tf_open("file:%s,size=1M,spin_nsec=1000000000", tf_path(tf.shm_dir, "spintw.img")),
+	    test_open("null:irqmode=softirq")};
+	struct file_ring_queue *rq;
+	struct blkring ring;
+	char *buf = tf_alloc(4096);
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, devs, 2), 0);
+	blkring_prep_read(sqe_of(&ring), 0, buf, 4096, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 4096);
+	rq = queue_of(&ring, devs[0]);
+	rq->q.inflight = 1; /* nothing will come from it */
+	for (int i = 0; i < 4; i++) {
+		blkring_prep_read(sqe_of(&ring), 1, buf, 4096, 0);
+		CHECK_EQ(blkring_submit(&ring), 1);
+		CHECK_EQ(reap_one(&ring, 0), 4096);
+		CHECK_EQ(rq->spin_skip, 0); /* the watch ended for the work, not the time */
+	}
+	rq->q.inflight = 0;
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(devs[0]), 0);
+	CHECK_EQ(blkring_dev_close(devs[1]), 0);
+	free(buf);
+}
+
 /* Two rings on one device from two threads: two kernel rings, no lock. */
 static void test_two_rings(void)
 {
@@ -577,6 +662,9 @@ static const struct test_case cases[] = {
     {"loop_commands", test_loop_commands, 0},
     {"fixed_buffers", test_fixed_buffers, 0},
     {"io_workers", test_io_workers, 0},
+    {"spin_watches", test_spin_watches, 0},
+    {"spin_backs_off", test_spin_backs_off, 0},
+    {"spin_ends_for_task_work", test_spin_ends_for_task_work, 0},
     {"two_rings", test_two_rings, 0},
     {"wait_semantics", test_wait_semantics, 0},
     {"exit_in_flight", test_exit_in_flight, 0},

@@ -195,6 +195,9 @@ struct blkring_ioc {
 	 * I/O, and no SQ thread hands the queues over when it parks or stops).
 	 * A driver may then tie its queues to that thread. */
 	bool one_thread;
+	/* The ring has task work waiting: a queue that watches its device
+	 * before the owner sleeps stops watching for it. */
+	bool (*work_pending)(struct blkring_ioc *ioc);
 	/* Registered buffers (blkring_register_buffers()); bufs_gen changes
 	 * with every registration, so a queue knows when to register anew. */
 	const struct iovec *bufs;

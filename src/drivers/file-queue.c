@@ -160,6 +160,7 @@ static unsigned queue_reap(struct file_queue *q)
 		file_complete(q, io_uring_cqe_get_data(cqe), cqe->res);
 	}
 	io_uring_cq_advance(&q->ring, n + woken);
+	q->inflight -= n;
 	return n;
 }
 
@@ -356,6 +357,47 @@ static bool ring_queue_arm_wake(struct file_ring_queue *rq)
 	return rq->wake_armed;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * spin_nsec: with I/O in flight, the owner watches the kernel ring that
+ * long before it sleeps.  The completion that wakes a sleeping owner costs
+ * the thread that completes it (the kernel's io-wq worker, on tmpfs) a
+ * wake-up of an idle CPU, and on a guest whose idle vCPUs halt that costs
+ * more than a 4k read.  A watch that found nothing (a slow device) makes
+ * the next FILE_SPIN_BACKOFF sleeps start at once, so the CPU it spends stays
+ * small.  Returns true when something came: completions, or task work.
+ */
+static bool ring_queue_spin(struct file_ring_queue *rq)
+{
+	struct blkring_ioc *ioc = rq->q.ioc;
+	uint64_t end;
+
+	if (!rq->q.fd->spin_nsec || !rq->q.inflight)
+		return false;
+	if (rq->spin_skip) {
+		rq->spin_skip--;
+		return false;
+	}
+	end = now_ns() + rq->q.fd->spin_nsec;
+	do {
+		for (int i = 0; i < 64; i++) {
+			if (ring_queue_held(rq) || io_uring_cq_ready(&rq->q.ring) ||
+			    ioc->work_pending(ioc))
+				return true;
+			cpu_relax();
+		}
+	} while (now_ns() < end);
+	rq->spin_skip = FILE_SPIN_BACKOFF;
+	return false;
+}
+
 /*
  * The primary: the owner sleeps on its kernel ring, which wakes for its own
  * completions and, through the poll, for the eventfd.  A kernel ring that
@@ -368,7 +410,7 @@ static int primary_prepare_sleep(struct file_ring_queue *rq, bool *wakes)
 
 	if (unlikely(!rq->wake_armed) && !ring_queue_arm_wake(rq))
 		return -EAGAIN;
-	if (io_uring_cq_ready(ring) || ring_queue_held(rq))
+	if (io_uring_cq_ready(ring) || ring_queue_held(rq) || ring_queue_spin(rq))
 		return -EAGAIN;
 	*wakes = true;
 	return ring->ring_fd;
@@ -552,6 +594,7 @@ void file_queue_bio(struct file_queue *q, struct blkring_bio *bio)
 	while (unlikely(!(sqe = io_uring_get_sqe(&q->ring))))
 		queue_submit(q);
 	file_prep(q, sqe, bio);
+	q->inflight++;
 	q->ioc->flush_pending = true;
 }
 

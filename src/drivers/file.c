@@ -25,6 +25,10 @@
  *                     that only preempts the submitter; 0: the kernel's
  *                     own limit.  The kernel keeps it per thread, so the
  *                     rings of one thread share it.
+ *   spin_nsec=N       with I/O in flight, a ring's owner watches its kernel
+ *                     ring this long before it sleeps (default 20000; 0
+ *                     sleeps at once, as the kernel's io_uring does): see
+ *                     ring_queue_spin() in file-queue.c.
  *   zero_falloc=0|1   block devices: write zeroes with fallocate (default)
  *                     or, with 0, with ioctl(BLKZEROOUT) on the blocking
  *                     thread.  The two 0s force the fallbacks, for tests and
@@ -51,18 +55,20 @@
 
 #define FILE_DEFAULT_DEPTH 128
 #define FILE_MAX_DEPTH 4096
+#define FILE_DEFAULT_SPIN_NSEC 20000
+#define FILE_MAX_SPIN_NSEC 1000000000ULL
 /* The kernel splits to the device's own limits; splitting here first
  * would only add SQEs. */
 #define FILE_MAX_SECTORS ((1U << 30) >> SECTOR_SHIFT)
 #define FILE_MAX_RANGE_SECTORS (UINT32_MAX >> SECTOR_SHIFT)
 
 static const char file_keys[] =
-    "size, direct, ro, hw_queue_depth, iopoll, discard_cmd, zero_falloc, io_workers";
+    "size, direct, ro, hw_queue_depth, iopoll, discard_cmd, zero_falloc, io_workers, spin_nsec";
 
 struct file_conf {
 	const char *path;
 	uint64_t size; /* 0: not given */
-	uint64_t depth, io_workers;
+	uint64_t depth, io_workers, spin_nsec;
 	bool direct, ro, discard_cmd, zero_falloc, iopoll;
 	bool bdev_keys;  /* discard_cmd or zero_falloc given */
 	bool iopoll_key; /* iopoll given */
@@ -83,6 +89,7 @@ static int parse_keys(struct blkring_spec *spec, struct file_conf *c)
 	       blkring__spec_bool(spec, "discard_cmd", &c->discard_cmd) ?:
 	       blkring__spec_bool(spec, "zero_falloc", &c->zero_falloc) ?:
 	       blkring__spec_u64(spec, "io_workers", &c->io_workers) ?:
+	       blkring__spec_u64(spec, "spin_nsec", &c->spin_nsec) ?:
 	       blkring__spec_check_unused(spec, file_keys);
 }
 
@@ -98,6 +105,11 @@ static int check_conf(const struct file_conf *c)
 		                      "file: bad value %" PRIu64 " for key 'io_workers': "
 		                      "expected 0 (the kernel's limit) to %u",
 		                      c->io_workers, FILE_MAX_DEPTH);
+	if (c->spin_nsec > FILE_MAX_SPIN_NSEC)
+		return blkring__error(-EINVAL,
+		                      "file: bad value %" PRIu64 " for key 'spin_nsec': "
+		                      "expected 0 to %llu (one second)",
+		                      c->spin_nsec, FILE_MAX_SPIN_NSEC);
 	return 0;
 }
 
@@ -430,6 +442,7 @@ static int file_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	    .path = spec->path,
 	    .depth = FILE_DEFAULT_DEPTH,
 	    .io_workers = default_io_workers(),
+	    .spin_nsec = FILE_DEFAULT_SPIN_NSEC,
 	    .direct = true,
 	    .discard_cmd = true,
 	    .zero_falloc = true,
@@ -455,6 +468,7 @@ static int file_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	fd->zero_falloc = c.zero_falloc;
 	fd->depth = (unsigned)c.depth;
 	fd->io_workers = (unsigned)c.io_workers;
+	fd->spin_nsec = c.spin_nsec;
 	atomic_init(&fd->discard_cmd, c.discard_cmd);
 	atomic_init(&fd->nounmap_mode, ZERO_WRITE_ZEROES);
 	file_blocking_init(&fd->blocking);

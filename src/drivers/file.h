@@ -53,6 +53,7 @@ struct file_queue {
 	bool defer;      /* IORING_SETUP_DEFER_TASKRUN: only a waiter inside it is woken */
 	pthread_t maker; /* the thread that made it: the only one DEFER_TASKRUN lets in */
 	bool has_ring;
+	unsigned inflight; /* a ring's: bios in the kernel */
 	bool fixed_bufs;   /* the ioc's buffers are registered here */
 	uint32_t bufs_gen; /* the ioc registration they came from */
 };
@@ -68,6 +69,10 @@ struct file_shared {
 	bool has_reaper;
 };
 
+/* A watch before a sleep that found nothing makes this many sleeps start
+ * at once (see ring_queue_spin()). */
+#define FILE_SPIN_BACKOFF 16
+
 /* One ring's queues for the device, made on the ring's first I/O to it. */
 struct file_ring_queue {
 	struct blkring_ioc_queue link;
@@ -77,6 +82,7 @@ struct file_ring_queue {
 	bool primary;           /* the ring's first: the owner sleeps in it */
 	bool wake_armed;        /* primary: q has a multishot poll on the ring's eventfd */
 	bool signals;           /* not primary, DEFER_TASKRUN: q signals the ring's eventfd */
+	uint8_t spin_skip;      /* primary: sleeps left that start without watching */
 };
 
 /* The thread that runs the blocking ioctls, so no submitter waits on one. */
@@ -98,6 +104,7 @@ struct file_dev {
 	bool zero_falloc;    /* block device: write zeroes through fallocate, not BLKZEROOUT */
 	unsigned depth;      /* kernel ring entries: the tags of one hardware queue */
 	unsigned io_workers; /* a ring's io-wq limit for bounded work; 0: the kernel's */
+	uint64_t spin_nsec;  /* a ring's owner watches its kernel ring this long before it sleeps */
 	/* Block device: BLOCK_URING_CMD_DISCARD works here.  Cleared for good
 	 * when the device refuses the command's non-blocking bios. */
 	_Atomic bool discard_cmd;

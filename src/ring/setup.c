@@ -137,6 +137,11 @@ static void ctx_free(struct blkring__ctx *ctx)
 	free(ctx);
 }
 
+static bool ioc_work_pending(struct blkring_ioc *ioc)
+{
+	return blkring__tw_pending(container_of(ioc, struct blkring__ctx, ioc));
+}
+
 static int ctx_init(struct blkring__ctx *ctx, const struct blkring_params *p)
 {
 	unsigned workers = p->wq_max_workers ? p->wq_max_workers : BLKRING_DEFAULT_WORKERS;
@@ -145,6 +150,7 @@ static int ctx_init(struct blkring__ctx *ctx, const struct blkring_params *p)
 
 	blkring__ioc_init(&ctx->ioc);
 	ctx->ioc.one_thread = p->flags & BLKRING_SETUP_DEFER_TASKRUN;
+	ctx->ioc.work_pending = ioc_work_pending;
 	ret = rings_alloc(ctx, p->sq_entries, p->cq_entries);
 	if (ret)
 		return ret;
