@@ -38,16 +38,12 @@ done
 COMMON=(--name=randread --rw=randread --bs=4k --iodepth=32 --direct=1 --runtime="$SECS"
 	--time_based=1)
 FIXED=(--fixedbufs=1 --iodepth_batch_submit=16)
-# fio's io_uring engine asks the kernel for DEFER_TASKRUN on its ring (its
-# io_uring_setup flags say so); --taskrun=defer asks blkring's ring for the
-# same, which also lets the file driver's kernel ring defer (API.md).
-TASKRUN=(--taskrun=defer)
 
 blkring_iops() { # file [options...]
 	local f=$1
 
 	shift
-	"$O/blkring" bench --output-format=json --filename="file:$f" "${COMMON[@]}" "${TASKRUN[@]}" "$@" |
+	"$O/blkring" bench --output-format=json --filename="file:$f" "${COMMON[@]}" "$@" |
 		jq '.jobs[0].read.iops | round'
 }
 
@@ -78,7 +74,7 @@ compare() { # label target file [options...]
 }
 
 echo "file: $F, ${SECS}s runs, $ROUNDS rounds, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "blkring: $O/blkring bench --filename=file:$F ${COMMON[*]} ${TASKRUN[*]}"
+echo "blkring: $O/blkring bench --filename=file:$F ${COMMON[*]}"
 echo "fio:     fio --ioengine=io_uring --filename=$F ${COMMON[*]}"
 compare plain 1.0 "$F"
 echo "both with: ${FIXED[*]}"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "../tools/clock.h"
+#include "../tools/engine.h"
 #include "../tools/options.h"
 #include "test.h"
 
@@ -305,6 +306,30 @@ static void test_help(void)
 	free(buf);
 }
 
+/* A job's ring defers task work unless taskrun= says otherwise or it has an
+ * SQ thread, as fio's io_uring engine asks of the kernel. */
+static unsigned taskrun_flags(const char *sqthread_poll, const char *taskrun)
+{
+	struct blkring_params p;
+
+	opts_defaults(&o, &r);
+	if (sqthread_poll)
+		set_ok("sqthread_poll", sqthread_poll);
+	if (taskrun)
+		set_ok("taskrun", taskrun);
+	engine_blkring_params(&o, &p);
+	return p.flags & (BLKRING_SETUP_DEFER_TASKRUN | BLKRING_SETUP_SQPOLL);
+}
+
+static void test_taskrun_default(void)
+{
+	CHECK_EQ(taskrun_flags(NULL, NULL), BLKRING_SETUP_DEFER_TASKRUN);
+	CHECK_EQ(taskrun_flags("1", NULL), BLKRING_SETUP_SQPOLL);
+	CHECK_EQ(taskrun_flags(NULL, "normal"), 0);
+	CHECK_EQ(taskrun_flags("1", "defer"), BLKRING_SETUP_SQPOLL | BLKRING_SETUP_DEFER_TASKRUN);
+	CHECK_EQ(taskrun_flags("0", "defer"), BLKRING_SETUP_DEFER_TASKRUN);
+}
+
 static const struct test_case cases[] = {
     {"defaults", test_defaults, 0},
     {"sizes", test_sizes, 0},
@@ -319,6 +344,7 @@ static const struct test_case cases[] = {
     {"places", test_places, 0},
     {"set_marks", test_set_marks, 0},
     {"help", test_help, 0},
+    {"taskrun_default", test_taskrun_default, 0},
     {NULL, NULL, 0},
 };
 

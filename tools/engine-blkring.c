@@ -35,11 +35,19 @@ static void ring_exit(struct job *j)
 	j->engine_data = NULL;
 }
 
-/* The ring's setup flags from the job's hipri, sqthread_poll, tw_* and taskrun. */
-static void ring_params(const struct job *j, struct blkring_params *p)
+/* Whether the job's ring defers task work: as fio's io_uring engine asks
+ * of the kernel (SINGLE_ISSUER|DEFER_TASKRUN, which a job's one thread
+ * satisfies), unless taskrun= says otherwise or an SQ thread runs it, which
+ * Linux refuses. */
+static bool ring_defers(const struct job_opts *o)
 {
-	const struct job_opts *o = j->o;
+	if (opt_is_set(o, "taskrun"))
+		return o->taskrun == TASKRUN_DEFER;
+	return !o->sqthread_poll;
+}
 
+void engine_blkring_params(const struct job_opts *o, struct blkring_params *p)
+{
 	memset(p, 0, sizeof(*p));
 	if (o->hipri)
 		p->flags |= BLKRING_SETUP_IOPOLL;
@@ -53,7 +61,7 @@ static void ring_params(const struct job *j, struct blkring_params *p)
 		p->flags |= BLKRING_SETUP_TW_PRIO;
 	if (o->tw_issue)
 		p->flags |= BLKRING_SETUP_TW_ISSUE;
-	if (o->taskrun == TASKRUN_DEFER)
+	if (ring_defers(o))
 		p->flags |= BLKRING_SETUP_DEFER_TASKRUN;
 }
 
@@ -90,7 +98,7 @@ static int ring_init(struct job *j)
 
 	if (!e)
 		return -ENOMEM;
-	ring_params(j, &p);
+	engine_blkring_params(j->o, &p);
 	ret = blkring_queue_init_params(j->depth, &e->ring, &p);
 	if (ret) {
 		free(e);

@@ -13,7 +13,9 @@
 #include <stdbool.h>
 
 struct job;
+struct job_opts;
 struct io_unit;
+struct blkring_params;
 
 struct bench_engine {
 	const char *name;
@@ -31,6 +33,9 @@ struct bench_engine {
 };
 
 extern const struct bench_engine engine_blkring;
+/* The ring setup a blkring job asks for: flags from its hipri,
+ * sqthread_poll, tw_* and taskrun options. */
+void engine_blkring_params(const struct job_opts *o, struct blkring_params *p);
 extern const struct bench_engine engine_sync;
 
 #endif

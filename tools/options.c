@@ -526,8 +526,10 @@ const struct bench_opt bench_opts[] = {
      opt_bool, JOB(tw_prio), OPT_BARE, 0, 0, NULL},
     {"tw_issue", NULL, "BOOL", "every issue becomes task work (TW_ISSUE, a benchmark knob)", "0",
      opt_bool, JOB(tw_issue), OPT_BARE, 0, 0, NULL},
-    {"taskrun", NULL, "MODE", "normal, or defer: task work runs only in waits (DEFER_TASKRUN)",
-     "normal", opt_choice, JOB(taskrun), 0, 0, 0, taskrun_names},
+    {"taskrun", NULL, "MODE",
+     "normal, or defer: task work runs only in waits (DEFER_TASKRUN); default defer, normal "
+     "with sqthread_poll, as fio's io_uring engine asks",
+     NULL, opt_choice, JOB(taskrun), 0, 0, 0, taskrun_names},
     {"clocksource", NULL, "SOURCE", "cpu (the TSC, where invariant) or clock_gettime", "cpu",
      opt_choice, RUN(clocksource), OPT_RUN, 0, 0, clock_names},
     {"output", NULL, "FILE", "write the results to FILE", NULL, opt_str, RUN(output),
