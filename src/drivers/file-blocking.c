@@ -19,8 +19,6 @@
 #include "lib/futex.h"
 #include "lib/thread.h"
 
-enum { BLOCKING_RUNNING, BLOCKING_SLEEPING };
-
 static int run_ioctl(struct file_dev *fd, struct blkring_bio *bio)
 {
 	uint64_t range[2] = {bio->sector << SECTOR_SHIFT, bio->size};
@@ -47,13 +45,12 @@ static void run_list(struct llist_node *n)
 	}
 }
 
-/* Sleeps without a lost wake-up, as null's completion threads. */
 static void blocking_sleep(struct file_blocking *b)
 {
-	atomic_exchange_explicit(&b->state, BLOCKING_SLEEPING, memory_order_acq_rel);
+	sleeper_prepare(&b->state);
 	if (llist_empty(&b->bios) && !atomic_load_explicit(&b->stop, memory_order_acquire))
-		futex_wait(&b->state, BLOCKING_SLEEPING, NULL);
-	atomic_store_explicit(&b->state, BLOCKING_RUNNING, memory_order_relaxed);
+		sleeper_wait(&b->state, NULL);
+	sleeper_done(&b->state);
 }
 
 static void *blocking_thread(void *arg)
@@ -71,13 +68,6 @@ static void *blocking_thread(void *arg)
 			return NULL;
 		blocking_sleep(b);
 	}
-}
-
-static void blocking_wake(struct file_blocking *b)
-{
-	if (atomic_exchange_explicit(&b->state, BLOCKING_RUNNING, memory_order_acq_rel) ==
-	    BLOCKING_SLEEPING)
-		futex_wake(&b->state, 1);
 }
 
 static int blocking_start(struct file_blocking *b)
@@ -103,13 +93,13 @@ void file_blocking_queue(struct file_dev *fd, struct blkring_bio *bio)
 		return;
 	}
 	if (llist_add(&bio->node, &b->bios))
-		blocking_wake(b);
+		sleeper_wake(&b->state);
 }
 
 void file_blocking_init(struct file_blocking *b)
 {
 	llist_init(&b->bios);
-	atomic_init(&b->state, BLOCKING_RUNNING);
+	atomic_init(&b->state, SLEEPER_RUNNING);
 	atomic_init(&b->stop, false);
 	pthread_mutex_init(&b->start_lock, NULL);
 	b->started = false;
@@ -120,7 +110,7 @@ void file_blocking_exit(struct file_blocking *b)
 {
 	if (b->started) {
 		atomic_store_explicit(&b->stop, true, memory_order_release);
-		blocking_wake(b);
+		sleeper_wake(&b->state);
 		pthread_join(b->thread, NULL);
 	}
 	pthread_mutex_destroy(&b->start_lock);

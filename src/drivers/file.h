@@ -88,7 +88,7 @@ struct file_ring_queue {
 /* The thread that runs the blocking ioctls, so no submitter waits on one. */
 struct file_blocking {
 	struct llist_head bios;
-	_Atomic uint32_t state; /* BLOCKING_*: wake it only when it sleeps */
+	_Atomic uint32_t state; /* SLEEPER_* (lib/futex.h) */
 	_Atomic bool stop;
 	pthread_mutex_t start_lock; /* started on first use */
 	bool started;

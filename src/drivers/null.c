@@ -49,14 +49,12 @@ struct null_conf {
 	} bad[MAX_BADBLOCKS];
 };
 
-enum { THREAD_RUNNING, THREAD_SLEEPING };
-
 /* Per hardware queue: bios waiting for their completion time. */
 struct null_queue {
 	struct null_dev *nd;
 	struct blkring_hctx *hctx;
 	struct llist_head submitted; /* MPSC: submitters push, one consumer */
-	_Atomic uint32_t state;      /* THREAD_*: wake the thread only when it sleeps */
+	_Atomic uint32_t state;      /* SLEEPER_* (lib/futex.h): the thread's sleep */
 	_Atomic bool stop;
 	bool has_thread;
 	pthread_t thread;
@@ -316,28 +314,13 @@ static uint64_t bio_deadline(struct null_dev *nd, struct blkring_bio *bio)
 	return at;
 }
 
-/*
- * Sleeping without a lost wake-up: the thread exchanges SLEEPING into the
- * word and then looks at the list; a waker pushes and then exchanges
- * RUNNING in.  The two exchanges are ordered, so either the waker sees
- * SLEEPING (and wakes it; the changed word also makes a futex_wait() not
- * yet asleep return) or the thread's exchange acquires the waker's and
- * sees the push.
- */
-static void queue_wake(struct null_queue *q)
-{
-	if (atomic_exchange_explicit(&q->state, THREAD_RUNNING, memory_order_acq_rel) ==
-	    THREAD_SLEEPING)
-		futex_wake(&q->state, 1);
-}
-
 static void queue_push(struct null_queue *q, struct blkring_bio *bio)
 {
 	bio->deadline_ns = bio_deadline(q->nd, bio);
 	/* Only a first arrival can find the thread asleep: it sleeps only
 	 * with an empty list. */
 	if (llist_add(&bio->node, &q->submitted) && q->has_thread)
-		queue_wake(q);
+		sleeper_wake(&q->state);
 }
 
 /* Starts a bio that holds a tag: its data now, its end inline or from the
@@ -501,7 +484,7 @@ static void thread_sleep(struct null_queue *q, uint64_t until_ns)
 	if (!until_ns && q->nd->conf.spin_nsec && thread_spin(q))
 		return;
 
-	atomic_exchange_explicit(&q->state, THREAD_SLEEPING, memory_order_acq_rel);
+	sleeper_prepare(&q->state);
 	if (!atomic_load_explicit(&q->submitted.first, memory_order_acquire) &&
 	    !atomic_load_explicit(&q->stop, memory_order_relaxed)) {
 		if (until_ns) {
@@ -512,9 +495,9 @@ static void thread_sleep(struct null_queue *q, uint64_t until_ns)
 			tsp = &ts;
 		}
 		if (!tsp || tsp->tv_sec || tsp->tv_nsec)
-			futex_wait(&q->state, THREAD_SLEEPING, tsp);
+			sleeper_wait(&q->state, tsp);
 	}
-	atomic_store_explicit(&q->state, THREAD_RUNNING, memory_order_relaxed);
+	sleeper_done(&q->state);
 }
 
 /* The "interrupt": a default-map queue's completion thread. */
@@ -575,7 +558,7 @@ static void queues_stop(struct null_dev *nd, unsigned nr)
 		if (!q->has_thread)
 			continue;
 		atomic_store_explicit(&q->stop, true, memory_order_relaxed);
-		queue_wake(q);
+		sleeper_wake(&q->state);
 		pthread_join(q->thread, NULL);
 		q->has_thread = false;
 	}
