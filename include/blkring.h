@@ -400,28 +400,27 @@ static inline void blkring_cqe_seen(struct blkring *ring, struct blkring_cqe *cq
 		blkring_cq_advance(ring, 1);
 }
 
-static inline int blkring_peek_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr)
+/* The oldest CQE not yet seen, or NULL (liburing's __io_uring_peek_cqe). */
+static inline struct blkring_cqe *blkring__cq_first(struct blkring *ring)
 {
 	struct blkring_cq *cq = &ring->cq;
 	uint32_t head = atomic_load_explicit(cq->khead, memory_order_relaxed);
 
-	if (atomic_load_explicit(cq->ktail, memory_order_acquire) != head) {
-		*cqe_ptr = &cq->cqes[head & cq->ring_mask];
-		return 0;
-	}
-	return blkring__get_cqe(ring, cqe_ptr, 0, NULL);
+	if (atomic_load_explicit(cq->ktail, memory_order_acquire) == head)
+		return NULL;
+	return &cq->cqes[head & cq->ring_mask];
+}
+
+static inline int blkring_peek_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr)
+{
+	*cqe_ptr = blkring__cq_first(ring);
+	return *cqe_ptr ? 0 : blkring__get_cqe(ring, cqe_ptr, 0, NULL);
 }
 
 static inline int blkring_wait_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr)
 {
-	struct blkring_cq *cq = &ring->cq;
-	uint32_t head = atomic_load_explicit(cq->khead, memory_order_relaxed);
-
-	if (atomic_load_explicit(cq->ktail, memory_order_acquire) != head) {
-		*cqe_ptr = &cq->cqes[head & cq->ring_mask];
-		return 0;
-	}
-	return blkring__get_cqe(ring, cqe_ptr, 1, NULL);
+	*cqe_ptr = blkring__cq_first(ring);
+	return *cqe_ptr ? 0 : blkring__get_cqe(ring, cqe_ptr, 1, NULL);
 }
 
 #define blkring_for_each_cqe(ring, head, cqe)                                        \

@@ -300,14 +300,6 @@ int blkring__sq_submit(struct blkring *ring)
 	return (int)published;
 }
 
-static struct blkring_cqe *cq_first(struct blkring *ring)
-{
-	if (!blkring_cq_ready(ring))
-		return NULL;
-	return &ring->cq.cqes[atomic_load_explicit(ring->cq.khead, memory_order_relaxed) &
-	                      ring->cq.ring_mask];
-}
-
 /* Sleeps until the CQ tail reaches `target`, a wake, or the deadline. */
 static int sq_cq_sleep(struct blkring__ctx *ctx, uint32_t target, const struct timespec *deadline)
 {
@@ -347,14 +339,14 @@ int blkring__sq_get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsi
 	if (!sq_is_app(ctx->sq))
 		return -EEXIST;
 	for (;;) {
-		*cqe_ptr = cq_first(ring);
+		*cqe_ptr = blkring__cq_first(ring);
 		if (*cqe_ptr && blkring_cq_ready(ring) >= wait_nr)
 			return 0;
 		if (!wait_nr)
 			return -EAGAIN;
 		ret = sq_cq_sleep(ctx, head + wait_nr, deadline);
 		if (ret < 0) {
-			*cqe_ptr = cq_first(ring);
+			*cqe_ptr = blkring__cq_first(ring);
 			return ret;
 		}
 	}

@@ -281,7 +281,8 @@ static int tw_sleep_fd(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ct
  * read-modify-write): with seq_cst loads it sees what a waker stored
  * (seq_cst) before its kick, or the waker sees the mark.  Returns 0 with
  * work pending (or arrived before the sleep began), -ETIME at the deadline,
- * -EINTR when a signal handler ran.
+ * -EINTR when a signal handler ran.  A ring with driver queues sleeps on
+ * them instead (tw_sleep_fd()), woken by any push.
  */
 static int tw_sleep(struct blkring__ctx *ctx, uintptr_t marker,
                     bool (*busy)(struct blkring__ctx *ctx), const struct timespec *deadline)
@@ -290,6 +291,8 @@ static int tw_sleep(struct blkring__ctx *ctx, uintptr_t marker,
 	uintptr_t empty = 0;
 	struct timespec left;
 
+	if (unlikely(ctx->ioc.queues))
+		return tw_sleep_fd(ctx, busy, deadline);
 	if (!atomic_compare_exchange_strong_explicit(&tw->head, &empty, marker,
 	                                             memory_order_seq_cst, memory_order_relaxed))
 		return 0;
@@ -317,8 +320,6 @@ static int tw_sleep(struct blkring__ctx *ctx, uintptr_t marker,
 
 int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline)
 {
-	if (unlikely(ctx->ioc.queues))
-		return tw_sleep_fd(ctx, NULL, deadline);
 	return tw_sleep(ctx, BLKRING__TW_SLEEPING, NULL, deadline);
 }
 
@@ -333,6 +334,7 @@ int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct time
 	uint32_t target = ctx->tw_taken + nr, added;
 	int ret;
 
+	/* Any push ends a sleep on driver queues: no count to arm. */
 	if (unlikely(ctx->ioc.queues))
 		return tw_sleep_fd(ctx, NULL, deadline);
 	atomic_store_explicit(&tw->wake_at, target, memory_order_seq_cst);
@@ -348,10 +350,7 @@ int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct time
 /* The SQ thread's sleep: until task work, or a kick after what `busy` checks. */
 void blkring__tw_idle(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ctx *ctx))
 {
-	if (unlikely(ctx->ioc.queues))
-		tw_sleep_fd(ctx, busy, NULL);
-	else
-		tw_sleep(ctx, BLKRING__TW_SLEEPING, busy, NULL);
+	tw_sleep(ctx, BLKRING__TW_SLEEPING, busy, NULL);
 }
 
 /* Wakes an owner asleep in tw_idle, from a thread that has no work to push. */

@@ -73,14 +73,6 @@ static bool deadline_from(const struct timespec *ts, struct timespec *deadline)
 	return true;
 }
 
-static inline struct blkring_cqe *cq_first(struct blkring *ring)
-{
-	if (!blkring_cq_ready(ring))
-		return NULL;
-	return &ring->cq.cqes[atomic_load_explicit(ring->cq.khead, memory_order_relaxed) &
-	                      ring->cq.ring_mask];
-}
-
 /* Runs what entering does, a deferring ring's task work when it waits, and
  * a polling pass. */
 static void enter_wait(struct blkring__ctx *ctx, unsigned wait_nr)
@@ -126,7 +118,7 @@ int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigne
 		return blkring__sq_get_cqe(ring, cqe_ptr, wait_nr, ts ? &deadline : NULL);
 	for (;;) {
 		enter_wait(ctx, wait_nr);
-		*cqe_ptr = cq_first(ring);
+		*cqe_ptr = blkring__cq_first(ring);
 		ready = blkring_cq_ready(ring);
 		if (*cqe_ptr && ready >= wait_nr)
 			return 0;
@@ -135,7 +127,7 @@ int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigne
 		ret = wait_sleep(ctx, wait_nr - ready, ts ? &deadline : NULL);
 		if (ret < 0) {
 			enter_wait(ctx, wait_nr);
-			*cqe_ptr = cq_first(ring);
+			*cqe_ptr = blkring__cq_first(ring);
 			return ret;
 		}
 	}
