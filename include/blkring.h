@@ -135,7 +135,6 @@ enum {
 /* Flags the ring publishes in *sq.kflags (io_uring's bits). */
 #define BLKRING_SQ_NEED_WAKEUP (1U << 0)
 #define BLKRING_SQ_CQ_OVERFLOW (1U << 1)
-#define BLKRING_SQ_TASKRUN (1U << 2)
 
 struct blkring_params {
 	uint32_t sq_entries;     /* out: SQ size (entries rounded up to a power of 2) */
