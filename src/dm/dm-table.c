@@ -546,16 +546,6 @@ struct dm_target *blkring__dm_table_find(const struct dm_table *t, uint64_t sect
 	return &t->targets[lo];
 }
 
-uint64_t blkring__dm_max_io_len(const struct dm_target *ti, uint64_t sector)
-{
-	uint64_t offset = sector - ti->begin, left = ti->len - offset, chunk_left;
-
-	if (!ti->max_io_len)
-		return left;
-	chunk_left = ti->max_io_len - offset % ti->max_io_len;
-	return chunk_left < left ? chunk_left : left;
-}
-
 int blkring__dm_ctr_no_args(struct dm_target *ti, unsigned argc, char **argv)
 {
 	(void)argv;

@@ -426,20 +426,10 @@ static inline bool dm_fits_fast(const struct dm_table *t, const struct blkring_b
 	       !(((orig->sector << SECTOR_SHIFT) | orig->size) & t->fast_mask);
 }
 
-/* [sector, sector + nr) inside one piece of ti: before its end and, with
- * max_io_len, inside one chunk (a mask when the chunk is a power of two). */
+/* [sector, sector + nr) inside one piece of ti (blkring__dm_max_io_len()). */
 static inline bool dm_one_piece(const struct dm_target *ti, uint64_t sector, uint64_t nr)
 {
-	uint64_t off = sector - ti->begin;
-	uint32_t chunk = ti->max_io_len;
-
-	if (off + nr > ti->len)
-		return false;
-	if (likely(!chunk))
-		return true;
-	if (likely(!(chunk & (chunk - 1))))
-		return (off & (chunk - 1)) + nr <= chunk;
-	return off % chunk + nr <= chunk;
+	return nr <= blkring__dm_max_io_len(ti, sector);
 }
 
 /* The split: every piece a clone, the original ends with the last. */

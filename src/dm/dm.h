@@ -144,8 +144,24 @@ int blkring__dm_arg_u64(struct dm_target *ti, unsigned arg, uint64_t max, const 
 int blkring__dm_get_device(struct dm_target *ti, unsigned arg, uint64_t start, uint64_t len,
                            struct blkring_dev **devp);
 
-/* The sectors a read or write at `sector` may cover before it must be cut. */
-uint64_t blkring__dm_max_io_len(const struct dm_target *ti, uint64_t sector);
+/*
+ * The sectors a read or write at `sector` may cover before it must be cut:
+ * to ti's end and, with max_io_len, to the end of its chunk (a mask when the
+ * chunk is a power of two, as the fast path's stripes are).
+ */
+static inline uint64_t blkring__dm_max_io_len(const struct dm_target *ti, uint64_t sector)
+{
+	uint64_t off = sector - ti->begin, left = ti->len - off, chunk_left;
+	uint32_t chunk = ti->max_io_len;
+
+	if (likely(!chunk))
+		return left;
+	if (likely(!(chunk & (chunk - 1))))
+		chunk_left = chunk - (off & (chunk - 1));
+	else
+		chunk_left = chunk - off % chunk;
+	return chunk_left < left ? chunk_left : left;
+}
 
 /* ---- targets (targets/ *.c) ---- */
 
