@@ -163,6 +163,17 @@ static inline uint64_t blkring__dm_max_io_len(const struct dm_target *ti, uint64
 	return chunk_left < left ? chunk_left : left;
 }
 
+/* Sends a clone to the target's one leg, at the same offset into it (a
+ * flush has none): linear's map, and flakey's while it is up. */
+static inline void blkring__dm_remap_leg(const struct dm_target *ti, struct blkring_bio *clone)
+{
+	const struct dm_leg *leg = &ti->legs[0];
+
+	clone->dev = leg->dev;
+	if (clone->op != REQ_OP_FLUSH)
+		clone->sector = leg->start + (clone->sector - ti->begin);
+}
+
 /* ---- targets (targets/ *.c) ---- */
 
 extern const struct dm_target_type blkring__dm_linear;

@@ -20,9 +20,8 @@ enum { DROP_WRITES = 1U << 0, ERROR_WRITES = 1U << 1, ERROR_READS = 1U << 2 };
 
 static const char *const feature_names[] = {"drop_writes", "error_writes", "error_reads"};
 
+/* The device and offset are the table's one leg. */
 struct flakey_c {
-	struct blkring_dev *dev;
-	uint64_t start;
 	uint32_t up, down; /* seconds */
 	unsigned flags;
 	unsigned nr_features; /* as given, for status */
@@ -85,7 +84,8 @@ static int parse_features(struct dm_target *ti, unsigned argc, struct flakey_c *
 
 static int parse_args(struct dm_target *ti, unsigned argc, struct flakey_c *fc)
 {
-	uint64_t up, down;
+	struct blkring_dev *dev;
+	uint64_t start, up, down;
 	int ret;
 
 	if (argc < 4)
@@ -94,7 +94,7 @@ static int parse_args(struct dm_target *ti, unsigned argc, struct flakey_c *fc)
 		                                "seconds> [<#features> <feature>...], got %u "
 		                                "arguments",
 		                                argc);
-	ret = blkring__dm_arg_u64(ti, 2, UINT64_MAX, "offset", &fc->start) ?:
+	ret = blkring__dm_arg_u64(ti, 2, UINT64_MAX, "offset", &start) ?:
 	      blkring__dm_arg_u64(ti, 3, UINT32_MAX, "up interval", &up) ?:
 	      blkring__dm_arg_u64(ti, 4, UINT32_MAX, "down interval", &down) ?:
 	      parse_features(ti, argc, fc);
@@ -106,7 +106,7 @@ static int parse_args(struct dm_target *ti, unsigned argc, struct flakey_c *fc)
 	fc->down = (uint32_t)down;
 	if (!fc->flags)
 		fc->flags = ERROR_READS | ERROR_WRITES;
-	return blkring__dm_get_device(ti, 1, fc->start, ti->len, &fc->dev);
+	return blkring__dm_get_device(ti, 1, start, ti->len, &dev);
 }
 
 static int flakey_ctr(struct dm_target *ti, unsigned argc, char **argv)
@@ -158,16 +158,15 @@ static int flakey_map(struct dm_target *ti, struct blkring_bio *clone)
 			return DM_MAPIO_SUBMITTED;
 		}
 	}
-	clone->dev = fc->dev;
-	if (clone->op != REQ_OP_FLUSH)
-		clone->sector = fc->start + (clone->sector - ti->begin);
+	blkring__dm_remap_leg(ti, clone);
 	return DM_MAPIO_REMAPPED;
 }
 
 static int flakey_status(struct dm_target *ti, char *buf, size_t len)
 {
 	struct flakey_c *fc = ti->private;
-	int n = snprintf(buf, len, "%s %llu %u %u", fc->dev->spec, (unsigned long long)fc->start,
+	const struct dm_leg *leg = &ti->legs[0];
+	int n = snprintf(buf, len, "%s %llu %u %u", leg->dev->spec, (unsigned long long)leg->start,
 	                 fc->up, fc->down);
 
 	if (!fc->nr_features)

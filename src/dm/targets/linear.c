@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* linear: `<device> <offset>`, a range of one device (Linux's dm-linear). */
+/*
+ * linear: `<device> <offset>`, a range of one device (Linux's dm-linear).
+ * The table's one leg is all it keeps: the device and the offset.
+ */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "dm/dm.h"
 
-struct linear_c {
-	struct blkring_dev *dev;
-	uint64_t start;
-};
-
 static int linear_ctr(struct dm_target *ti, unsigned argc, char **argv)
 {
-	struct linear_c *lc;
 	struct blkring_dev *dev;
 	uint64_t start;
 	int ret;
@@ -26,42 +22,27 @@ static int linear_ctr(struct dm_target *ti, unsigned argc, char **argv)
 	          ?: blkring__dm_get_device(ti, 1, start, ti->len, &dev);
 	if (ret)
 		return ret;
-	lc = malloc(sizeof(*lc));
-	if (!lc)
-		return -ENOMEM;
-	*lc = (struct linear_c){.dev = dev, .start = start};
-	ti->private = lc;
 	ti->num_flush_clones = 1;
 	ti->num_discard_clones = 1;
 	return 0;
 }
 
-static void linear_dtr(struct dm_target *ti)
-{
-	free(ti->private);
-}
-
 static int linear_map(struct dm_target *ti, struct blkring_bio *clone)
 {
-	struct linear_c *lc = ti->private;
-
-	clone->dev = lc->dev;
-	if (clone->op != REQ_OP_FLUSH)
-		clone->sector = lc->start + (clone->sector - ti->begin);
+	blkring__dm_remap_leg(ti, clone);
 	return DM_MAPIO_REMAPPED;
 }
 
 static int linear_status(struct dm_target *ti, char *buf, size_t len)
 {
-	struct linear_c *lc = ti->private;
+	const struct dm_leg *leg = &ti->legs[0];
 
-	return snprintf(buf, len, "%s %llu", lc->dev->spec, (unsigned long long)lc->start);
+	return snprintf(buf, len, "%s %llu", leg->dev->spec, (unsigned long long)leg->start);
 }
 
 const struct dm_target_type blkring__dm_linear = {
     .name = "linear",
     .ctr = linear_ctr,
-    .dtr = linear_dtr,
     .map = linear_map,
     .status = linear_status,
 };

@@ -14,15 +14,10 @@
 
 #define MIN_CHUNK_SECTORS 8
 
-struct stripe {
-	struct blkring_dev *dev;
-	uint64_t start;
-};
-
+/* Stripe n is the table's leg n: its device and offset. */
 struct stripe_c {
 	struct dm_stripe_geom geom;
 	uint64_t width; /* sectors per stripe */
-	struct stripe stripe[];
 };
 
 /* Inline for stripe_map(): the exported name is interposable under -fPIC,
@@ -129,10 +124,10 @@ static int check_geometry(struct dm_target *ti, unsigned argc, uint64_t *stripes
 static int open_stripes(struct dm_target *ti, struct stripe_c *sc)
 {
 	for (uint32_t i = 0; i < sc->geom.stripes; i++) {
-		struct stripe *s = &sc->stripe[i];
-		int ret =
-		    blkring__dm_arg_u64(ti, 4 + 2 * i, UINT64_MAX, "offset", &s->start)
-		        ?: blkring__dm_get_device(ti, 3 + 2 * i, s->start, sc->width, &s->dev);
+		struct blkring_dev *dev;
+		uint64_t start;
+		int ret = blkring__dm_arg_u64(ti, 4 + 2 * i, UINT64_MAX, "offset", &start)
+		              ?: blkring__dm_get_device(ti, 3 + 2 * i, start, sc->width, &dev);
 
 		if (ret)
 			return ret;
@@ -150,7 +145,7 @@ static int stripe_ctr(struct dm_target *ti, unsigned argc, char **argv)
 	ret = check_geometry(ti, argc, &stripes, &chunk);
 	if (ret)
 		return ret;
-	sc = malloc(sizeof(*sc) + stripes * sizeof(sc->stripe[0]));
+	sc = malloc(sizeof(*sc));
 	if (!sc)
 		return -ENOMEM;
 	sc->geom = (struct dm_stripe_geom){.stripes = (uint32_t)stripes,
@@ -185,8 +180,8 @@ static int stripe_map_range(struct dm_target *ti, struct stripe_c *sc, struct bl
 		blkring__bio_endio(clone, 0);
 		return DM_MAPIO_SUBMITTED;
 	}
-	clone->dev = sc->stripe[n].dev;
-	clone->sector = sc->stripe[n].start + begin;
+	clone->dev = ti->legs[n].dev;
+	clone->sector = ti->legs[n].start + begin;
 	clone->size = nr << SECTOR_SHIFT;
 	return DM_MAPIO_REMAPPED;
 }
@@ -197,13 +192,11 @@ static int stripe_map_range(struct dm_target *ti, struct stripe_c *sc, struct bl
 static __attribute__((noinline)) int stripe_map_other(struct dm_target *ti,
                                                       struct blkring_bio *clone)
 {
-	struct stripe_c *sc = ti->private;
-
 	if (clone->op == REQ_OP_FLUSH) {
-		clone->dev = sc->stripe[dm_clone_nr(clone)].dev;
+		clone->dev = ti->legs[dm_clone_nr(clone)].dev;
 		return DM_MAPIO_REMAPPED;
 	}
-	return stripe_map_range(ti, sc, clone);
+	return stripe_map_range(ti, ti->private, clone);
 }
 
 static int stripe_map(struct dm_target *ti, struct blkring_bio *clone)
@@ -215,8 +208,8 @@ static int stripe_map(struct dm_target *ti, struct blkring_bio *clone)
 	if (unlikely(clone->op > REQ_OP_WRITE))
 		return stripe_map_other(ti, clone);
 	map_sector(&sc->geom, clone->sector - ti->begin, &stripe, &result);
-	clone->dev = sc->stripe[stripe].dev;
-	clone->sector = sc->stripe[stripe].start + result;
+	clone->dev = ti->legs[stripe].dev;
+	clone->sector = ti->legs[stripe].start + result;
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -227,7 +220,7 @@ static int stripe_status(struct dm_target *ti, char *buf, size_t len)
 
 	for (uint32_t i = 0; i < sc->geom.stripes; i++)
 		n += snprintf(buf ? buf + n : NULL, buf ? len - n : 0, " %s %llu",
-		              sc->stripe[i].dev->spec, (unsigned long long)sc->stripe[i].start);
+		              ti->legs[i].dev->spec, (unsigned long long)ti->legs[i].start);
 	return n;
 }
 
