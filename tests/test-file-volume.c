@@ -2,8 +2,14 @@
 /*
  * file devices as the legs of volumes: a volume striped over two loop
  * devices keeps what a ring writes through it, each leg holds its chunks
- * where dm-stripe puts them, and discards reach the legs.
+ * where dm-stripe puts them, and discards reach the legs.  A ring's I/O
+ * reaches file legs through the ring's own kernel rings, which keep a leg
+ * that a reload dropped until the ring lets them go; I/O held while the
+ * volume is suspended goes again from the resuming thread.
  */
+#include <pthread.h>
+
+#include "ring/ring.h"
 #include "test-file-util.h"
 
 #define CHUNK_SECTORS 16 /* 8 KiB */
@@ -115,9 +121,142 @@ static void test_linear_file(void)
 	free(buf);
 }
 
+static bool ring_has_queue(struct blkring *ring, struct blkring_dev *dev)
+{
+	return blkring__ioc_find(&ring->ctx->ioc, dev) != NULL;
+}
+
+/* The clones of a ring's I/O reach each file leg through the ring's own
+ * kernel ring for it (Linux's clones share their submitter's context), not
+ * the leg's shared one and its reaper thread. */
+static void test_legs_on_ring_queues(void)
+{
+	struct blkring_dev *vol = striped_volume();
+	struct blkring_dev *legs[2] = {tf_open("%s", tf_loop(0)), tf_open("%s", tf_loop(1))};
+	char *buf = tf_alloc(IO);
+	struct blkring ring;
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &vol, 1), 0);
+	tf_fill(buf, IO, 0, 53);
+	ring_io(&ring, true, buf, 0); /* eight chunks: both legs */
+	CHECK(ring_has_queue(&ring, legs[0]) && ring_has_queue(&ring, legs[1]));
+	CHECK_EQ(legs[0]->pins, 1);
+	memset(buf, 0, IO);
+	ring_io(&ring, false, buf, 0);
+	CHECK(tf_check_pattern(buf, IO, 0, 53));
+	blkring_queue_exit(&ring);
+	CHECK_EQ(legs[0]->pins, 0);
+	CHECK_EQ(blkring_dev_close(vol), 0);
+	CHECK_EQ(blkring_dev_close(legs[0]), 0);
+	CHECK_EQ(blkring_dev_close(legs[1]), 0);
+	free(buf);
+}
+
+static struct blkring_dev *linear_over(const char *path)
+{
+	struct blkring_dev *vol = NULL;
+	char table[400];
+
+	snprintf(table, sizeof(table), "0 2048 linear %s 0\n", path);
+	CHECK_EQ(blkring_vol_create(table, NULL, &vol), 0);
+	return vol;
+}
+
+static void reload_onto(struct blkring_dev *vol, const char *path)
+{
+	char table[400];
+
+	snprintf(table, sizeof(table), "0 2048 linear %s 0\n", path);
+	CHECK_EQ(blkring_vol_suspend(vol), 0);
+	CHECK_EQ(blkring_vol_load(vol, table, NULL), 0);
+	CHECK_EQ(blkring_vol_resume(vol), 0);
+}
+
+/* A reload drops the only leg a ring did I/O to: the ring's queue keeps
+ * the device (closed, not freed) until the ring exits, and I/O goes on
+ * through the new leg. */
+static void test_reload_drops_leg(void)
+{
+	const char *a_path = tf_path(tf.shm_dir, "drop-a.img");
+	const char *b_path = tf_path(tf.shm_dir, "drop-b.img");
+	struct blkring_dev *vol, *a;
+	char *buf = tf_alloc(IO);
+	struct blkring ring;
+
+	CHECK_EQ(tf_make_file(a_path, 1 << 20), 0);
+	CHECK_EQ(tf_make_file(b_path, 1 << 20), 0);
+	vol = linear_over(a_path);
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &vol, 1), 0);
+	tf_fill(buf, IO, 0, 54);
+	ring_io(&ring, true, buf, 0);
+	a = tf_open("%s", a_path); /* the table's leg, one more open */
+	CHECK(ring_has_queue(&ring, a));
+	CHECK_EQ(blkring_dev_close(a), 0);
+	reload_onto(vol, b_path);
+	CHECK_EQ(atomic_load(&a->refs), 0);
+	CHECK_EQ(a->pins, 1);
+	ring_io(&ring, false, buf, 0);
+	CHECK(tf_is_zero(buf, IO)); /* the new leg */
+	blkring_queue_exit(&ring);  /* frees the old leg */
+	CHECK_EQ(blkring_dev_close(vol), 0);
+	a = tf_open("%s", a_path);
+	CHECK_EQ(blkring_dev_pread(a, buf, IO, 0), IO);
+	CHECK(tf_check_pattern(buf, IO, 0, 54));
+	CHECK_EQ(blkring_dev_close(a), 0);
+	free(buf);
+}
+
+static void *resume_vol(void *vol)
+{
+	CHECK_EQ(blkring_vol_resume(vol), 0);
+	return NULL;
+}
+
+/* I/O a ring submits to a suspended volume is held and goes again from
+ * the thread that resumes it: through the leg's shared queue, as only the
+ * ring's owner may use the ring's kernel rings. */
+static void test_held_ring_io(void)
+{
+	const char *path = tf_path(tf.shm_dir, "held.img");
+	struct blkring_dev *vol, *leg;
+	char *buf = tf_alloc(IO);
+	struct blkring_cqe *cqe;
+	struct blkring ring;
+	pthread_t resumer;
+
+	CHECK_EQ(tf_make_file(path, 1 << 20), 0);
+	vol = linear_over(path);
+	leg = tf_open("%s", path);
+	tf_fill(buf, IO, 0, 55);
+	CHECK_EQ(blkring_dev_pwrite(vol, buf, IO, 0), IO);
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &vol, 1), 0);
+	CHECK_EQ(blkring_vol_suspend(vol), 0);
+	memset(buf, 0, IO);
+	blkring_prep_read(blkring_get_sqe(&ring), 0, buf, IO, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(blkring_peek_cqe(&ring, &cqe), -EAGAIN); /* held */
+	pthread_create(&resumer, NULL, resume_vol, vol);
+	pthread_join(resumer, NULL);
+	CHECK_EQ(blkring_wait_cqe(&ring, &cqe), 0);
+	CHECK_EQ(cqe->res, IO);
+	blkring_cqe_seen(&ring, cqe);
+	CHECK(tf_check_pattern(buf, IO, 0, 55));
+	CHECK(!ring_has_queue(&ring, leg));
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(vol), 0);
+	CHECK_EQ(blkring_dev_close(leg), 0);
+	free(buf);
+}
+
 static const struct test_case cases[] = {
     {"striped_loops", test_striped_loops, 0},
     {"linear_file", test_linear_file, 0},
+    {"legs_on_ring_queues", test_legs_on_ring_queues, 0},
+    {"reload_drops_leg", test_reload_drops_leg, 0},
+    {"held_ring_io", test_held_ring_io, 0},
     {NULL, NULL, 0},
 };
 

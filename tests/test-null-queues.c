@@ -272,6 +272,32 @@ static void test_stress_poll(void)
 	       true);
 }
 
+/* A plug's tags serve the queue that took them: a bio for another queue
+ * (a volume's clones alternate between legs) takes a tag of its own and
+ * leaves them for the first queue's bios still to come. */
+static void test_plug_keeps_queue(void)
+{
+	struct blkring_dev *a = test_open("null:irqmode=none,hw_queue_depth=8,name=plug-a");
+	struct blkring_dev *b = test_open("null:irqmode=none,hw_queue_depth=8,name=plug-b");
+	struct blkring_ioc ioc = {.plug = {.active = true, .want = 4}};
+	struct blkring_bio bio = {.ioc = &ioc};
+
+	CHECK_EQ(blkring__hctx_get_tag_plugged(&a->hctxs[0], &bio), 1);
+	CHECK(ioc.plug.hctx == &a->hctxs[0] && ioc.plug.nr == 3);
+	CHECK_EQ(blkring__hctx_get_tag_plugged(&b->hctxs[0], &bio), 1);
+	CHECK(ioc.plug.hctx == &a->hctxs[0] && ioc.plug.nr == 3);
+	CHECK_EQ(blkring__dev_inflight(b), 1);
+	CHECK_EQ(blkring__hctx_get_tag_plugged(&a->hctxs[0], &bio), 1);
+	CHECK_EQ(ioc.plug.nr, 2);
+	blkring__plug_finish(&ioc.plug);
+	CHECK_EQ(blkring__dev_inflight(a), 2);
+	CHECK(!blkring__hctx_put_tag(&a->hctxs[0]) && !blkring__hctx_put_tag(&a->hctxs[0]));
+	CHECK(!blkring__hctx_put_tag(&b->hctxs[0]));
+	CHECK_EQ(blkring__dev_inflight(a) + blkring__dev_inflight(b), 0);
+	CHECK_EQ(blkring_dev_close(a), 0);
+	CHECK_EQ(blkring_dev_close(b), 0);
+}
+
 static const struct test_case cases[] = {
     {"wait_list_fifo", test_wait_list_fifo, 0},
     {"nowait_without_tag", test_nowait_without_tag, 0},
@@ -283,6 +309,7 @@ static const struct test_case cases[] = {
     {"stress_none_tagged", test_stress_none_tagged, 0},
     {"stress_timer", test_stress_timer, 0},
     {"stress_poll", test_stress_poll, 0},
+    {"plug_keeps_queue", test_plug_keeps_queue, 0},
     {NULL, NULL, 0},
 };
 

@@ -149,8 +149,10 @@ int blkring__hctx_get_tag_plugged(struct blkring_hctx *hctx, struct blkring_bio 
 		plug->nr--;
 		return 1;
 	}
+	/* Another queue's tags stay for its bios to come (a volume's clones
+	 * alternate between legs), as Linux's cached requests serve one queue. */
 	if (plug->nr)
-		blkring__plug_release(plug);
+		return blkring__hctx_get_tag(hctx, bio);
 	n = blkring__hctx_get_tags(hctx, plug->want + 1);
 	if (!n)
 		return blkring__hctx_get_tag(hctx, bio);

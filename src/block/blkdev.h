@@ -260,6 +260,7 @@ struct blkring_dev {
 
 	_Atomic int refs;      /* opens */
 	_Atomic int ring_refs; /* ring registrations */
+	int pins;              /* rings' queues for it (registry lock): freed after them */
 	struct blkring_dev *registry_next;
 	void *private; /* driver's */
 
@@ -539,6 +540,12 @@ void blkring__dev_free(struct blkring_dev *dev);
 /* Takes another open reference (a volume holding its legs); drop it with
  * blkring_dev_close(). */
 void blkring__dev_get(struct blkring_dev *dev);
+/* A ring's queue for the device keeps it from being freed, not from being
+ * closed: a volume's leg that the ring never registered may lose its last
+ * open (a reload) while the queue lives.  The last of closes and unpins
+ * frees it. */
+void blkring__dev_pin(struct blkring_dev *dev);
+void blkring__dev_unpin(struct blkring_dev *dev);
 /* Bios the device's hardware queues hold (dispatched or waiting for a tag). */
 unsigned blkring__dev_inflight(struct blkring_dev *dev);
 

@@ -51,6 +51,12 @@ void blkring__dev_free(struct blkring_dev *dev)
 	free(dev);
 }
 
+static void dev_destroy(struct blkring_dev *dev)
+{
+	dev->ops->destroy(dev);
+	blkring__dev_free(dev);
+}
+
 void blkring__dev_get(struct blkring_dev *dev)
 {
 	atomic_fetch_add_explicit(&dev->refs, 1, memory_order_relaxed);
@@ -217,10 +223,8 @@ static int open_new(const struct blkring_driver *drv, struct blkring_spec *spec,
 	if (!ret)
 		ret = check_limits(dev);
 	if (ret) {
-		if (dev) {
-			dev->ops->destroy(dev);
-			blkring__dev_free(dev);
-		}
+		if (dev)
+			dev_destroy(dev);
 		free(key);
 		return ret;
 	}
@@ -295,8 +299,27 @@ int blkring_dev_open(const char *text, struct blkring_dev **devp)
 	return ret;
 }
 
+void blkring__dev_pin(struct blkring_dev *dev)
+{
+	pthread_mutex_lock(&registry_lock);
+	dev->pins++;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+void blkring__dev_unpin(struct blkring_dev *dev)
+{
+	bool last;
+
+	pthread_mutex_lock(&registry_lock);
+	last = --dev->pins == 0 && atomic_load(&dev->refs) == 0;
+	pthread_mutex_unlock(&registry_lock);
+	if (last)
+		dev_destroy(dev);
+}
+
 int blkring_dev_close(struct blkring_dev *dev)
 {
+	bool last = false;
 	int refs;
 
 	if (!dev)
@@ -308,13 +331,13 @@ int blkring_dev_close(struct blkring_dev *dev)
 		return -EBUSY;
 	}
 	atomic_store(&dev->refs, refs - 1);
-	if (refs == 1)
-		registry_del(dev);
-	pthread_mutex_unlock(&registry_lock);
 	if (refs == 1) {
-		dev->ops->destroy(dev);
-		blkring__dev_free(dev);
+		registry_del(dev);
+		last = !dev->pins;
 	}
+	pthread_mutex_unlock(&registry_lock);
+	if (last)
+		dev_destroy(dev);
 	return 0;
 }
 

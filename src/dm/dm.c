@@ -97,6 +97,18 @@ struct dm_poll_vol *blkring__dm_poll_vol(struct blkring_dev *dev)
 
 /* ---- clones ---- */
 
+/*
+ * A clone issued in its original's thread goes on in that ring's context
+ * (Linux's clones share their submitter's plug and io_context): a file leg
+ * queues it on the ring's own kernel ring, which the ring reaps, instead
+ * of the device's shared one and its reaper thread.  Not a polled one: the
+ * `all` walk polls legs without a bio, which could not name the ring.
+ */
+static inline struct blkring_ioc *dm_clone_ioc(const struct blkring_bio *orig)
+{
+	return unlikely(orig->flags & BIO_POLLED) ? NULL : orig->ioc;
+}
+
 /* One split in progress.  The clone queued last holds the submitter's
  * in-flight count and the original's own `remaining`; each earlier clone
  * takes its own, so a single-clone I/O takes neither. */
@@ -165,6 +177,7 @@ static struct dm_clone *dm_clone_new(struct dm_io *io, unsigned op, uint64_t sec
 	c->bio.sector = sector;
 	c->bio.flags = io->orig->flags & CLONE_FLAGS;
 	c->bio.queue_hint = io->orig->queue_hint;
+	c->bio.ioc = dm_clone_ioc(io->orig);
 	c->bio.end_io = dm_clone_endio;
 	if (unlikely(io->track)) {
 		/* Its leg may keep its own clones for it in turn. */
@@ -368,7 +381,7 @@ static inline void dm_clone_rw(struct dm_clone *c, struct dm_volume *v, struct b
 	atomic_store_explicit(&c->bio.remaining, 1, memory_order_relaxed);
 	c->bio.account = false; /* a target that ends it did not submit it */
 	c->bio.hctx = NULL;
-	c->bio.ioc = NULL; /* its leg sees a volume's bio, not the ring's */
+	c->bio.ioc = dm_clone_ioc(orig);
 	c->orig = orig;
 	c->vol = v;
 }
@@ -500,6 +513,7 @@ static int dm_hold(struct dm_volume *v, struct blkring_bio *bio)
 	} else if (bio->flags & BIO_NOWAIT) {
 		ret = -EAGAIN;
 	} else {
+		bio->ioc = NULL; /* resume's thread submits it again */
 		bio->node.next = NULL;
 		*v->held_tail = &bio->node;
 		v->held_tail = &bio->node.next;
