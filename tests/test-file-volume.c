@@ -9,6 +9,7 @@
  */
 #include <pthread.h>
 
+#include "drivers/file.h"
 #include "ring/ring.h"
 #include "test-file-util.h"
 
@@ -174,13 +175,14 @@ static void reload_onto(struct blkring_dev *vol, const char *path)
 }
 
 /* A reload drops the only leg a ring did I/O to: the ring's queue keeps
- * the device (closed, not freed) until the ring exits, and I/O goes on
- * through the new leg. */
+ * the device (closed, not freed) until the ring's next flush finds it
+ * idle and lets it go; I/O goes on through the new leg, whose kernel ring
+ * the owner now sleeps in. */
 static void test_reload_drops_leg(void)
 {
 	const char *a_path = tf_path(tf.shm_dir, "drop-a.img");
 	const char *b_path = tf_path(tf.shm_dir, "drop-b.img");
-	struct blkring_dev *vol, *a;
+	struct blkring_dev *vol, *a, *b;
 	char *buf = tf_alloc(IO);
 	struct blkring ring;
 
@@ -198,8 +200,14 @@ static void test_reload_drops_leg(void)
 	CHECK_EQ(atomic_load(&a->refs), 0);
 	CHECK_EQ(a->pins, 1);
 	ring_io(&ring, false, buf, 0);
-	CHECK(tf_is_zero(buf, IO)); /* the new leg */
-	blkring_queue_exit(&ring);  /* frees the old leg */
+	CHECK(tf_is_zero(buf, IO));       /* the new leg */
+	CHECK(!ring_has_queue(&ring, a)); /* let go, and the device freed */
+	b = tf_open("%s", b_path);
+	CHECK(container_of(blkring__ioc_find(&ring.ctx->ioc, b), struct file_ring_queue, link)
+	          ->primary);
+	CHECK_EQ(blkring_dev_close(b), 0);
+	ring_io(&ring, false, buf, 0);
+	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(vol), 0);
 	a = tf_open("%s", a_path);
 	CHECK_EQ(blkring_dev_pread(a, buf, IO, 0), IO);
@@ -251,12 +259,47 @@ static void test_held_ring_io(void)
 	free(buf);
 }
 
+static void *suspend_vol(void *vol)
+{
+	CHECK_EQ(blkring_vol_suspend(vol), 0);
+	return NULL;
+}
+
+/* A ring's I/O on a file leg ends when its owner enters the ring: a
+ * suspend from another thread drains it once the owner waits. */
+static void test_suspend_waits_for_owner(void)
+{
+	const char *path = tf_path(tf.shm_dir, "owner.img");
+	struct blkring_dev *vol;
+	char *buf = tf_alloc(IO);
+	struct blkring_cqe *cqe;
+	struct blkring ring;
+	pthread_t suspender;
+
+	CHECK_EQ(tf_make_file(path, 1 << 20), 0);
+	vol = linear_over(path);
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &vol, 1), 0);
+	blkring_prep_read(blkring_get_sqe(&ring), 0, buf, IO, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	pthread_create(&suspender, NULL, suspend_vol, vol);
+	CHECK_EQ(blkring_wait_cqe(&ring, &cqe), 0);
+	CHECK_EQ(cqe->res, IO);
+	blkring_cqe_seen(&ring, cqe);
+	pthread_join(suspender, NULL);
+	CHECK_EQ(blkring_vol_resume(vol), 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(vol), 0);
+	free(buf);
+}
+
 static const struct test_case cases[] = {
     {"striped_loops", test_striped_loops, 0},
     {"linear_file", test_linear_file, 0},
     {"legs_on_ring_queues", test_legs_on_ring_queues, 0},
     {"reload_drops_leg", test_reload_drops_leg, 0},
     {"held_ring_io", test_held_ring_io, 0},
+    {"suspend_waits_for_owner", test_suspend_waits_for_owner, 0},
     {NULL, NULL, 0},
 };
 

@@ -158,6 +158,10 @@ struct blkring_ioc_queue_ops {
 	 * readable (left: NULL for no limit), when that is all the owner waits
 	 * on.  Returns 1, 0 at the time limit, or -EINTR. */
 	int (*sleep)(struct blkring_ioc_queue *q, const struct timespec *left);
+	/* Nothing of the ring's in flight on it.  A queue whose device was
+	 * closed while the queue pinned it (a volume's leg that a reload
+	 * dropped) is let go at the first flush that finds it idle. */
+	bool (*idle)(struct blkring_ioc_queue *q);
 	void (*exit)(struct blkring_ioc_queue *q);
 };
 

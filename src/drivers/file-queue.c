@@ -365,21 +365,45 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static const struct blkring_ioc_queue_ops ring_queue_ops;
+
+/* Whether one of the ring's kernel rings (one per file device) has
+ * completions to fetch; *busy tells whether any has I/O in flight. */
+static bool ring_queues_ready(struct blkring_ioc *ioc, bool *busy)
+{
+	for (struct blkring_ioc_queue *link = ioc->queues; link; link = link->next) {
+		struct file_ring_queue *rq = ring_queue(link);
+
+		if (link->ops != &ring_queue_ops)
+			continue;
+		if (io_uring_cq_ready(&rq->q.ring) || ring_queue_held(rq))
+			return true;
+		*busy |= rq->q.inflight != 0;
+	}
+	return false;
+}
+
 /*
- * spin_nsec: with I/O in flight, the owner watches the kernel ring that
+ * spin_nsec: with I/O in flight, the owner watches its kernel rings that
  * long before it sleeps.  The completion that wakes a sleeping owner costs
  * the thread that completes it (the kernel's io-wq worker, on tmpfs) a
  * wake-up of an idle CPU, and on a guest whose idle vCPUs halt that costs
  * more than a 4k read.  A watch that found nothing (a slow device) makes
- * the next FILE_SPIN_BACKOFF sleeps start at once, so the CPU it spends stays
- * small.  Returns true when something came: completions, or task work.
+ * the next FILE_SPIN_BACKOFF sleeps start at once, so the CPU it spends
+ * stays small.  Returns true when something came: completions, or task
+ * work.
  */
 static bool ring_queue_spin(struct file_ring_queue *rq)
 {
 	struct blkring_ioc *ioc = rq->q.ioc;
+	bool busy = false;
 	uint64_t end;
 
-	if (!rq->q.fd->spin_nsec || !rq->q.inflight)
+	if (!rq->q.fd->spin_nsec)
+		return false;
+	if (ring_queues_ready(ioc, &busy))
+		return true;
+	if (!busy)
 		return false;
 	if (rq->spin_skip) {
 		rq->spin_skip--;
@@ -387,9 +411,8 @@ static bool ring_queue_spin(struct file_ring_queue *rq)
 	}
 	end = now_ns() + rq->q.fd->spin_nsec;
 	do {
-		for (int i = 0; i < 64; i++) {
-			if (ring_queue_held(rq) || io_uring_cq_ready(&rq->q.ring) ||
-			    ioc->work_pending(ioc))
+		for (int i = 0; i < 16; i++) {
+			if (ring_queues_ready(ioc, &busy) || ioc->work_pending(ioc))
 				return true;
 			cpu_relax();
 		}
@@ -410,7 +433,7 @@ static int primary_prepare_sleep(struct file_ring_queue *rq, bool *wakes)
 
 	if (unlikely(!rq->wake_armed) && !ring_queue_arm_wake(rq))
 		return -EAGAIN;
-	if (io_uring_cq_ready(ring) || ring_queue_held(rq) || ring_queue_spin(rq))
+	if (ring_queue_spin(rq))
 		return -EAGAIN;
 	*wakes = true;
 	return ring->ring_fd;
@@ -484,11 +507,37 @@ static int ring_queue_sleep(struct blkring_ioc_queue *link, const struct timespe
 	return ret == -EINTR ? -EINTR : 1;
 }
 
+static bool ring_queue_idle(struct blkring_ioc_queue *link)
+{
+	struct file_ring_queue *rq = ring_queue(link);
+
+	return !rq->q.inflight && !rq->poll.inflight;
+}
+
+/* The primary went (its device was closed): the owner sleeps in the next
+ * kernel ring, which now watches the eventfd instead of signalling it. */
+static void ring_queue_promote(struct blkring_ioc *ioc)
+{
+	for (struct blkring_ioc_queue *link = ioc->queues; link; link = link->next) {
+		struct file_ring_queue *rq = ring_queue(link);
+
+		if (link->ops != &ring_queue_ops)
+			continue;
+		if (rq->signals)
+			io_uring_unregister_eventfd(&rq->q.ring);
+		rq->signals = false;
+		rq->primary = true;
+		return;
+	}
+}
+
 static void ring_queue_exit(struct blkring_ioc_queue *link)
 {
 	struct file_ring_queue *rq = ring_queue(link);
 	struct blkring_dev *dev = link->dev;
 
+	if (rq->primary)
+		ring_queue_promote(rq->q.ioc);
 	file_queue_teardown(&rq->q);
 	file_queue_teardown(&rq->poll);
 	free(rq);
@@ -500,6 +549,7 @@ static const struct blkring_ioc_queue_ops ring_queue_ops = {
     .reap = ring_queue_reap,
     .prepare_sleep = ring_queue_prepare_sleep,
     .sleep = ring_queue_sleep,
+    .idle = ring_queue_idle,
     .exit = ring_queue_exit,
 };
 
@@ -524,10 +574,17 @@ static int no_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
 	return -ENOENT;
 }
 
+static bool no_inflight(struct blkring_ioc_queue *link)
+{
+	(void)link;
+	return true;
+}
+
 static const struct blkring_ioc_queue_ops failed_queue_ops = {
     .flush = no_flush,
     .reap = no_reap,
     .prepare_sleep = no_prepare_sleep,
+    .idle = no_inflight,
     .exit = ring_queue_exit,
 };
 

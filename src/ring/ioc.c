@@ -70,11 +70,28 @@ void blkring__ioc_init(struct blkring_ioc *ioc)
 	ioc->wake_fd = -1;
 }
 
+/* Its device's last open is gone (only the queue's pin keeps it), and the
+ * ring has nothing left there: a closed device takes no new I/O. */
+static bool ioc_queue_orphaned(struct blkring_ioc_queue *q)
+{
+	return unlikely(!atomic_load_explicit(&q->dev->refs, memory_order_relaxed)) &&
+	       q->ops->idle(q);
+}
+
 void blkring__ioc_flush(struct blkring_ioc *ioc)
 {
+	struct blkring_ioc_queue **link = &ioc->queues, *q;
+
 	ioc->flush_pending = false;
-	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
+	while ((q = *link)) {
 		q->ops->flush(q);
+		if (ioc_queue_orphaned(q)) {
+			*link = q->next;
+			q->ops->exit(q);
+			continue;
+		}
+		link = &q->next;
+	}
 }
 
 unsigned blkring__ioc_reap(struct blkring_ioc *ioc)

@@ -249,18 +249,22 @@ static int tw_sleep_fd(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ct
                        const struct timespec *deadline)
 {
 	struct blkring__tw_list *tw = &ctx->tw;
-	int nr = blkring__ioc_prepare_sleep(&ctx->ioc);
 	uintptr_t empty = 0, mark;
 	struct timespec left;
-	int ret;
+	int nr, ret;
 
+	/* Before the queues are asked, as a queue may watch its device a
+	 * while, and after, for the time that left. */
 	if (deadline && !blkring__time_left(deadline, &left))
 		return -ETIME;
+	nr = blkring__ioc_prepare_sleep(&ctx->ioc);
 	if (nr < 0) {
 		if (nr != -EAGAIN)
 			sched_yield();
 		return 0;
 	}
+	if (deadline && !blkring__time_left(deadline, &left))
+		return -ETIME;
 	mark = BLKRING__TW_SLEEPING_FD(ctx->ioc.wake_fd);
 	/* seq_cst, as tw_sleep()'s; and a release: the producer that takes
 	 * the mark uses the descriptor. */
