@@ -14,7 +14,7 @@
 #   bench/seeds/taskwork/run.sh [JSON_OUT]     (default: $O/seeds/taskwork.json)
 #   env: O=build dir (build)  QUICK=1 (8 depths, short runs)
 #        SEEDS_RUNTIME=T (runs of T without ramp)
-#        REPS=pair repeats at depths >= 256 (5; QUICK 2)
+#        REPS=pair repeats at depths >= 256 (9; QUICK 2)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -26,7 +26,7 @@ if [[ ${QUICK:-0} == 1 ]]; then
 	runtime=250ms ramp=50ms reps=${REPS:-2}
 else
 	depths=(1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384)
-	runtime=500ms ramp=150ms reps=${REPS:-5}
+	runtime=500ms ramp=150ms reps=${REPS:-9}
 fi
 # SEEDS_RUNTIME (bench/seeds/run-all.sh's knob for tests): every run that long, no ramp.
 [[ -n ${SEEDS_RUNTIME:-} ]] && runtime=$SEEDS_RUNTIME ramp=0
