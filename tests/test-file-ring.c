@@ -383,46 +383,11 @@ static void test_spin_backs_off(void)
 	free(buf);
 }
 
-/* Task work ends the watch: a null device's completion, pushed by its
- * completion thread, reaches the owner while the file device (made to
- * look busy) would keep it watching for a second. */
-static void test_spin_ends_for_task_work(void)
+/* devs[0] watches for a second (spin_nsec) and is made to look busy with
+ * nothing to come; reads of devs[1] end each watch with their completion,
+ * so none runs out and backs off. */
+static void spin_ends_early(struct blkring_dev *devs[2])
 {
-	struct blkring_dev *devs[2] = {
-	    tf_open("file:%s,size=1M,spin_nsec=1000000000", tf_path(tf.shm_dir, "spintw.img")),
-	    test_open("null:irqmode=softirq")};
-	struct file_ring_queue *rq;
-	struct blkring ring;
-	char *buf = tf_alloc(4096);
-
-	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
-	CHECK_EQ(blkring_register_devices(&ring, devs, 2), 0);
-	blkring_prep_read(sqe_of(&ring), 0, buf, 4096, 0);
-	CHECK_EQ(blkring_submit(&ring), 1);
-	CHECK_EQ(reap_one(&ring, 0), 4096);
-	rq = queue_of(&ring, devs[0]);
-	rq->q.inflight = 1; /* nothing will come from it */
-	for (int i = 0; i < 4; i++) {
-		blkring_prep_read(sqe_of(&ring), 1, buf, 4096, 0);
-		CHECK_EQ(blkring_submit(&ring), 1);
-		CHECK_EQ(reap_one(&ring, 0), 4096);
-		CHECK_EQ(rq->spin_skip, 0); /* the watch ended for the work, not the time */
-	}
-	rq->q.inflight = 0;
-	blkring_queue_exit(&ring);
-	CHECK_EQ(blkring_dev_close(devs[0]), 0);
-	CHECK_EQ(blkring_dev_close(devs[1]), 0);
-	free(buf);
-}
-
-/* The watch looks at all of the ring's kernel rings: a second file
- * device's completion ends it while the first (made to look busy) would
- * keep it watching for a second. */
-static void test_spin_sees_other_devices(void)
-{
-	struct blkring_dev *devs[2] = {
-	    tf_open("file:%s,size=1M,spin_nsec=1000000000", tf_path(tf.shm_dir, "spin-a.img")),
-	    tf_open("file:%s,size=1M", tf_path(tf.shm_dir, "spin-b.img"))};
 	struct file_ring_queue *rq;
 	struct blkring ring;
 	char *buf = tf_alloc(4096);
@@ -434,18 +399,40 @@ static void test_spin_sees_other_devices(void)
 	CHECK_EQ(reap_one(&ring, 0), 4096);
 	rq = queue_of(&ring, devs[0]);
 	CHECK(rq->primary);
-	rq->q.inflight = 1; /* nothing will come from it */
+	rq->q.inflight = 1;
 	for (int i = 0; i < 4; i++) {
 		blkring_prep_read(sqe_of(&ring), 1, buf, 4096, 0);
 		CHECK_EQ(blkring_submit(&ring), 1);
 		CHECK_EQ(reap_one(&ring, 0), 4096);
-		CHECK_EQ(rq->spin_skip, 0); /* the watch ended for the completion */
+		CHECK_EQ(rq->spin_skip, 0);
 	}
 	rq->q.inflight = 0;
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(devs[0]), 0);
 	CHECK_EQ(blkring_dev_close(devs[1]), 0);
 	free(buf);
+}
+
+/* Task work ends the watch: a null device's completion, pushed by its
+ * completion thread. */
+static void test_spin_ends_for_task_work(void)
+{
+	struct blkring_dev *devs[2] = {
+	    tf_open("file:%s,size=1M,spin_nsec=1000000000", tf_path(tf.shm_dir, "spintw.img")),
+	    test_open("null:irqmode=softirq")};
+
+	spin_ends_early(devs);
+}
+
+/* The watch looks at all of the ring's kernel rings: a second file
+ * device's completion ends it. */
+static void test_spin_sees_other_devices(void)
+{
+	struct blkring_dev *devs[2] = {
+	    tf_open("file:%s,size=1M,spin_nsec=1000000000", tf_path(tf.shm_dir, "spin-a.img")),
+	    tf_open("file:%s,size=1M", tf_path(tf.shm_dir, "spin-b.img"))};
+
+	spin_ends_early(devs);
 }
 
 /* Two rings on one device from two threads: two kernel rings, no lock. */
