@@ -89,15 +89,11 @@ static int rw_submit_built(struct blkring_req *req, struct blkring_bio *bio, uns
 
 static int rwv_issue(struct blkring_req *req, unsigned op, unsigned issue_flags)
 {
-	struct blkring_bio *bio = &req->bio;
+	struct blkring_bio *bio = blkring__rw_bio_kept(req, op);
 
-	blkring__bio_init(bio, req->dev, op, req->off, req->len);
 	bio->vec = req->iov;
 	bio->nr_vecs = req->nr_vecs;
 	bio->vec_skip = 0;
-	if (unlikely(req->rw_flags))
-		blkring__rw_set_flags(req->rw_flags, bio, op == REQ_OP_WRITE);
-	req->result = (int32_t)req->len;
 	return rw_submit_built(req, bio, issue_flags);
 }
 
@@ -139,15 +135,11 @@ static int fixed_prep(struct blkring__ctx *ctx, struct blkring_req *req,
  * kernel the buffer's index. */
 static int fixed_issue(struct blkring_req *req, unsigned op, unsigned issue_flags)
 {
-	struct blkring_bio *bio = &req->bio;
+	struct blkring_bio *bio = blkring__rw_bio_kept(req, op);
 
-	blkring__bio_init(bio, req->dev, op, req->off, req->len);
 	blkring__bio_set_buf(bio, (void *)(uintptr_t)req->addr, req->len);
-	if (unlikely(req->rw_flags))
-		blkring__rw_set_flags(req->rw_flags, bio, op == REQ_OP_WRITE);
 	bio->flags |= BIO_FIXED_BUF;
 	bio->buf_index = req->buf_index;
-	req->result = (int32_t)req->len;
 	return rw_submit_built(req, bio, issue_flags);
 }
 

@@ -112,16 +112,39 @@ static inline void blkring__rw_set_flags(uint32_t rw_flags, struct blkring_bio *
 		bio->flags |= BIO_NOWAIT;
 }
 
-static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_req *req, unsigned op,
-                                     const struct blkring__rw *rw, struct blkring_ioc *ioc)
+/* The request's read or write bio, all but its buffer; its CQE will say
+ * the whole length moved. */
+static inline struct blkring_bio *blkring__rw_bio(struct blkring_req *req, unsigned op,
+                                                  const struct blkring__rw *rw)
 {
 	struct blkring_bio *bio = &req->bio;
 
 	blkring__bio_init(bio, rw->dev, op, rw->off, rw->len);
-	blkring__bio_set_buf(bio, (void *)(uintptr_t)rw->addr, rw->len);
 	if (unlikely(rw->rw_flags))
 		blkring__rw_set_flags(rw->rw_flags, bio, op == REQ_OP_WRITE);
 	req->result = (int32_t)rw->len;
+	return bio;
+}
+
+/* What prep kept in the request (blkring__rw_keep()), for an issue after it. */
+static inline struct blkring__rw blkring__rw_kept(const struct blkring_req *req)
+{
+	return (struct blkring__rw){req->dev, req->off, req->addr, req->len, req->rw_flags};
+}
+
+static inline struct blkring_bio *blkring__rw_bio_kept(struct blkring_req *req, unsigned op)
+{
+	struct blkring__rw rw = blkring__rw_kept(req);
+
+	return blkring__rw_bio(req, op, &rw);
+}
+
+static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_req *req, unsigned op,
+                                     const struct blkring__rw *rw, struct blkring_ioc *ioc)
+{
+	struct blkring_bio *bio = blkring__rw_bio(req, op, rw);
+
+	blkring__bio_set_buf(bio, (void *)(uintptr_t)rw->addr, rw->len);
 	blkring__req_bio_bind(ctx, req, bio, ioc);
 	if (unlikely(ctx->flags & BLKRING_SETUP_IOPOLL))
 		return blkring__iopoll_submit(ctx, req, bio);
@@ -131,7 +154,7 @@ static inline int blkring__rw_submit(struct blkring__ctx *ctx, struct blkring_re
 /* Issue (or re-issue) from what prep kept. */
 static inline int blkring__rw_issue(struct blkring_req *req, unsigned op, struct blkring_ioc *ioc)
 {
-	struct blkring__rw rw = {req->dev, req->off, req->addr, req->len, req->rw_flags};
+	struct blkring__rw rw = blkring__rw_kept(req);
 
 	return blkring__rw_submit(req->ctx, req, op, &rw, ioc);
 }
