@@ -293,6 +293,71 @@ static void test_suspend_waits_for_owner(void)
 	free(buf);
 }
 
+/* ---- reloads under rings' I/O ---- */
+
+#define RELOAD_RINGS 2
+#define RELOADS 200
+#define RING_DEPTH 8
+
+static _Atomic bool reload_stop;
+
+/* A ring thread: batches of 4k reads at scattered offsets until told to
+ * stop, every CQE a whole read.  Its waits reap its own kernel rings, so
+ * the reloader's suspends drain. */
+static void *reload_reader(void *arg)
+{
+	struct blkring_dev *vol = arg;
+	char *buf = tf_alloc(RING_DEPTH * 4096);
+	struct blkring ring;
+	unsigned seed = 1, rounds = 0;
+
+	CHECK_EQ(blkring_queue_init(RING_DEPTH, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &vol, 1), 0);
+	while (!atomic_load(&reload_stop) || rounds < 10) {
+		for (int i = 0; i < RING_DEPTH; i++) {
+			seed = seed * 1103515245 + 12345;
+			blkring_prep_read(blkring_get_sqe(&ring), 0, buf + i * 4096, 4096,
+			                  (uint64_t)(seed % 256) * 4096);
+		}
+		CHECK_EQ(blkring_submit(&ring), RING_DEPTH);
+		for (int i = 0; i < RING_DEPTH; i++) {
+			struct blkring_cqe *cqe;
+
+			CHECK_EQ(blkring_wait_cqe(&ring, &cqe), 0);
+			CHECK_EQ(cqe->res, 4096);
+			blkring_cqe_seen(&ring, cqe);
+		}
+		rounds++;
+	}
+	blkring_queue_exit(&ring);
+	free(buf);
+	return NULL;
+}
+
+/* Rings read through a volume while it is reloaded back and forth between
+ * two file legs: each reload drops the leg the rings' kernel rings serve,
+ * which they let go while the next one is opened anew. */
+static void test_reload_under_ring_io(void)
+{
+	const char *paths[2] = {tf_path(tf.shm_dir, "swap-a.img"),
+	                        tf_path(tf.shm_dir, "swap-b.img")};
+	pthread_t readers[RELOAD_RINGS];
+	struct blkring_dev *vol;
+
+	CHECK_EQ(tf_make_file(paths[0], 1 << 20), 0);
+	CHECK_EQ(tf_make_file(paths[1], 1 << 20), 0);
+	vol = linear_over(paths[0]);
+	atomic_store(&reload_stop, false);
+	for (int i = 0; i < RELOAD_RINGS; i++)
+		CHECK_EQ(pthread_create(&readers[i], NULL, reload_reader, vol), 0);
+	for (int i = 1; i <= RELOADS; i++)
+		reload_onto(vol, paths[i % 2]);
+	atomic_store(&reload_stop, true);
+	for (int i = 0; i < RELOAD_RINGS; i++)
+		CHECK_EQ(pthread_join(readers[i], NULL), 0);
+	CHECK_EQ(blkring_dev_close(vol), 0);
+}
+
 static const struct test_case cases[] = {
     {"striped_loops", test_striped_loops, 0},
     {"linear_file", test_linear_file, 0},
@@ -300,6 +365,7 @@ static const struct test_case cases[] = {
     {"reload_drops_leg", test_reload_drops_leg, 0},
     {"held_ring_io", test_held_ring_io, 0},
     {"suspend_waits_for_owner", test_suspend_waits_for_owner, 0},
+    {"reload_under_ring_io", test_reload_under_ring_io, 0},
     {NULL, NULL, 0},
 };
 

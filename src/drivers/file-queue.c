@@ -31,6 +31,33 @@
 /* ---- one kernel ring ---- */
 
 /*
+ * The kernel orders a ring's unmapping before its address is mapped again
+ * (the mm's mmap lock); liburing's raw mmap and munmap hide that from the
+ * thread sanitizer, which then takes one kernel ring's accesses and the
+ * next's at the same address for a race.  Every kernel ring of the driver
+ * is made and unmade under this lock, which says it again where the
+ * sanitizer sees it.  Not on any I/O path.
+ */
+static pthread_mutex_t ring_map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int file_ring_init(unsigned entries, struct io_uring *ring, unsigned flags)
+{
+	int ret;
+
+	pthread_mutex_lock(&ring_map_lock);
+	ret = io_uring_queue_init(entries, ring, flags);
+	pthread_mutex_unlock(&ring_map_lock);
+	return ret;
+}
+
+void file_ring_exit(struct io_uring *ring)
+{
+	pthread_mutex_lock(&ring_map_lock);
+	io_uring_queue_exit(ring);
+	pthread_mutex_unlock(&ring_map_lock);
+}
+
+/*
  * SUBMIT_ALL: an SQE the kernel refuses (it posts its CQE) does not hold
  * back the rest of the batch.  A ring's own queue asks for COOP_TASKRUN
  * (Linux 5.19): its completions wait for the owner's next entry into the
@@ -57,20 +84,19 @@ static int ring_init(struct io_uring *ring, unsigned depth, unsigned kind, bool 
 
 	*defer = false;
 	if (kind == QUEUE_RING && one_thread) {
-		ret =
-		    io_uring_queue_init(depth, ring,
-		                        flags | extra | IORING_SETUP_SINGLE_ISSUER |
-		                            IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
+		ret = file_ring_init(depth, ring,
+		                     flags | extra | IORING_SETUP_SINGLE_ISSUER |
+		                         IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
 		*defer = !ret;
 	}
 	if (kind == QUEUE_RING && ret == -EINVAL)
-		ret = io_uring_queue_init(depth, ring,
-		                          flags | extra | IORING_SETUP_COOP_TASKRUN |
-		                              IORING_SETUP_TASKRUN_FLAG);
+		ret = file_ring_init(depth, ring,
+		                     flags | extra | IORING_SETUP_COOP_TASKRUN |
+		                         IORING_SETUP_TASKRUN_FLAG);
 	if (ret == -EINVAL)
-		ret = io_uring_queue_init(depth, ring, flags | extra);
+		ret = file_ring_init(depth, ring, flags | extra);
 	if (ret == -EINVAL)
-		ret = io_uring_queue_init(depth, ring, flags);
+		ret = file_ring_init(depth, ring, flags);
 	return ret;
 }
 
@@ -108,7 +134,7 @@ int file_queue_setup(struct file_queue *q, struct file_dev *fd, unsigned kind, b
 void file_queue_teardown(struct file_queue *q)
 {
 	if (q->has_ring)
-		io_uring_queue_exit(&q->ring);
+		file_ring_exit(&q->ring);
 	q->has_ring = false;
 }
 

@@ -336,11 +336,11 @@ static bool iopoll_read_works(struct file_dev *fd)
 	struct io_uring_cqe *cqe;
 	bool ok = false;
 
-	if (buf && !io_uring_queue_init(1, &ring, IORING_SETUP_IOPOLL)) {
+	if (buf && !file_ring_init(1, &ring, IORING_SETUP_IOPOLL)) {
 		io_uring_prep_read(io_uring_get_sqe(&ring), fd->fd, buf, len, 0);
 		if (io_uring_submit_and_wait(&ring, 1) == 1 && !io_uring_peek_cqe(&ring, &cqe))
 			ok = cqe->res != -EOPNOTSUPP;
-		io_uring_queue_exit(&ring);
+		file_ring_exit(&ring);
 	}
 	free(buf);
 	return ok;

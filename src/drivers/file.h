@@ -127,6 +127,10 @@ void file_prep(struct file_queue *q, struct io_uring_sqe *sqe, struct blkring_bi
 bool file_probe_discard_cmd(struct file_queue *q);
 
 /* file-queue.c */
+/* io_uring_queue_init() and _exit() for every kernel ring of the driver
+ * (see ring_map_lock). */
+int file_ring_init(unsigned entries, struct io_uring *ring, unsigned flags);
+void file_ring_exit(struct io_uring *ring);
 int file_queue_setup(struct file_queue *q, struct file_dev *fd, unsigned kind, bool iopoll);
 void file_queue_teardown(struct file_queue *q);
 /* Queues the bio on q: submitted at once on the shared queue, at the end of
