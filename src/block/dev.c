@@ -330,7 +330,9 @@ int blkring_dev_close(struct blkring_dev *dev)
 		pthread_mutex_unlock(&registry_lock);
 		return -EBUSY;
 	}
-	atomic_store(&dev->refs, refs - 1);
+	/* One atomic step: blkring__dev_get() adds without the lock (a
+	 * holder's reference), and a lost add would free a device in use. */
+	refs = atomic_fetch_sub(&dev->refs, 1);
 	if (refs == 1) {
 		registry_del(dev);
 		last = !dev->pins;

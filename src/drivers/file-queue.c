@@ -425,11 +425,9 @@ static bool ring_queue_spin(struct file_ring_queue *rq)
 	bool busy = false;
 	uint64_t end;
 
-	if (!rq->q.fd->spin_nsec)
-		return false;
 	if (ring_queues_ready(ioc, &busy))
 		return true;
-	if (!busy)
+	if (!rq->q.fd->spin_nsec || !busy)
 		return false;
 	if (rq->spin_skip) {
 		rq->spin_skip--;
@@ -549,6 +547,9 @@ static void ring_queue_promote(struct blkring_ioc *ioc)
 
 		if (link->ops != &ring_queue_ops)
 			continue;
+		/* Fails only for a thread that is not the kernel ring's maker
+		 * (one exiting the ring, whose queues all go next); a signal
+		 * left registered only ends a sleep early. */
 		if (rq->signals)
 			io_uring_unregister_eventfd(&rq->q.ring);
 		rq->signals = false;

@@ -78,13 +78,13 @@ static bool ioc_queue_orphaned(struct blkring_ioc_queue *q)
 	       q->ops->idle(q);
 }
 
-void blkring__ioc_flush(struct blkring_ioc *ioc)
+/* Lets go of orphaned queues: at each flush, and before each sleep, so a
+ * ring that stops its I/O there (or an idle SQ thread) lets go as well. */
+static void ioc_sweep(struct blkring_ioc *ioc)
 {
 	struct blkring_ioc_queue **link = &ioc->queues, *q;
 
-	ioc->flush_pending = false;
 	while ((q = *link)) {
-		q->ops->flush(q);
 		if (ioc_queue_orphaned(q)) {
 			*link = q->next;
 			q->ops->exit(q);
@@ -92,6 +92,14 @@ void blkring__ioc_flush(struct blkring_ioc *ioc)
 		}
 		link = &q->next;
 	}
+}
+
+void blkring__ioc_flush(struct blkring_ioc *ioc)
+{
+	ioc->flush_pending = false;
+	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
+		q->ops->flush(q);
+	ioc_sweep(ioc);
 }
 
 unsigned blkring__ioc_reap(struct blkring_ioc *ioc)
@@ -133,6 +141,7 @@ int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc)
 	struct blkring_ioc_queue *cover = NULL;
 	unsigned n = 1;
 
+	ioc_sweep(ioc);
 	if (ioc->wake_fd < 0)
 		ioc->wake_fd = wake_fd_get();
 	if (ioc->wake_fd < 0)
