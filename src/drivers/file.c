@@ -26,8 +26,9 @@
  *                     own limit.  The kernel keeps it per thread, so the
  *                     rings of one thread share it.
  *   spin_nsec=N       with I/O in flight, a ring's owner watches its kernel
- *                     ring this long before it sleeps (default 20000; 0
- *                     sleeps at once, as the kernel's io_uring does): see
+ *                     rings this long before it sleeps (default 20000; 0
+ *                     sleeps at once, as the kernel's io_uring does); the
+ *                     ring's first file device's value counts: see
  *                     ring_queue_spin() in file-queue.c.
  *   zero_falloc=0|1   block devices: write zeroes with fallocate (default)
  *                     or, with 0, with ioctl(BLKZEROOUT) on the blocking
