@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "drivers/file.h"
+#include "lib/clock.h"
 #include "lib/thread.h"
 
 /* user_data that is no bio. */
@@ -383,14 +384,6 @@ static bool ring_queue_arm_wake(struct file_ring_queue *rq)
 	return rq->wake_armed;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static const struct blkring_ioc_queue_ops ring_queue_ops;
 
 /* Whether one of the ring's kernel rings (one per file device) has
@@ -433,14 +426,14 @@ static bool ring_queue_spin(struct file_ring_queue *rq)
 		rq->spin_skip--;
 		return false;
 	}
-	end = now_ns() + rq->q.fd->spin_nsec;
+	end = blkring__now_ns() + rq->q.fd->spin_nsec;
 	do {
 		for (int i = 0; i < 16; i++) {
 			if (ring_queues_ready(ioc, &busy) || ioc->work_pending(ioc))
 				return true;
 			cpu_relax();
 		}
-	} while (now_ns() < end);
+	} while (blkring__now_ns() < end);
 	rq->spin_skip = FILE_SPIN_BACKOFF;
 	return false;
 }

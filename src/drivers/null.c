@@ -16,6 +16,7 @@
 
 #include "block/blkdev.h"
 #include "drivers/null.h"
+#include "lib/clock.h"
 #include "lib/error.h"
 #include "lib/futex.h"
 #include "lib/thread.h"
@@ -75,14 +76,6 @@ struct null_dev {
 	pthread_mutex_t page_locks[NR_PAGE_LOCKS];
 	struct null_queue *queues;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the sparse page store ---- */
 
@@ -303,7 +296,7 @@ static uint64_t bio_deadline(struct null_dev *nd, struct blkring_bio *bio)
 
 	if (nd->conf.irqmode != IRQ_TIMER && !nd->conf.mbps)
 		return 0;
-	now = now_ns();
+	now = blkring__now_ns();
 	if (nd->conf.irqmode == IRQ_TIMER)
 		at = now + nd->conf.completion_nsec;
 	if (nd->conf.mbps) {
@@ -435,7 +428,7 @@ static void pending_take_submitted(struct null_queue *q)
 static int pending_complete(struct null_queue *q, uint64_t *next_ns)
 {
 	bool timed = q->nd->conf.irqmode == IRQ_TIMER || q->nd->conf.mbps;
-	uint64_t now = timed ? now_ns() : 0;
+	uint64_t now = timed ? blkring__now_ns() : 0;
 	int n = 0;
 
 	*next_ns = 0;
@@ -464,7 +457,7 @@ static int pending_complete(struct null_queue *q, uint64_t *next_ns)
  */
 static bool thread_spin(struct null_queue *q)
 {
-	uint64_t end = now_ns() + q->nd->conf.spin_nsec;
+	uint64_t end = blkring__now_ns() + q->nd->conf.spin_nsec;
 
 	do {
 		for (int i = 0; i < 64; i++) {
@@ -473,7 +466,7 @@ static bool thread_spin(struct null_queue *q)
 				return true;
 			cpu_relax();
 		}
-	} while (now_ns() < end);
+	} while (blkring__now_ns() < end);
 	return false;
 }
 
@@ -488,7 +481,8 @@ static void thread_sleep(struct null_queue *q, uint64_t until_ns)
 	if (!atomic_load_explicit(&q->submitted.first, memory_order_acquire) &&
 	    !atomic_load_explicit(&q->stop, memory_order_relaxed)) {
 		if (until_ns) {
-			uint64_t now = now_ns(), left = until_ns > now ? until_ns - now : 0;
+			uint64_t now = blkring__now_ns(),
+			         left = until_ns > now ? until_ns - now : 0;
 
 			ts.tv_sec = (time_t)(left / 1000000000ULL);
 			ts.tv_nsec = (long)(left % 1000000000ULL);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/clock.h"
 #include "lib/error.h"
 #include "lib/futex.h"
 #include "lib/thread.h"
@@ -53,14 +54,6 @@ struct blkring__sq_data {
 	 * sequence is odd while it waits, so each sleep is told apart. */
 	_Atomic uint64_t cq_wait __cacheline_aligned;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static bool sq_is_app(const struct blkring__sq_data *sq)
 {
@@ -173,8 +166,8 @@ static void *sq_thread(void *arg)
 			continue;
 		}
 		if (!idle_since)
-			idle_since = mono_ns();
-		if (mono_ns() - idle_since < sq->idle_ns) {
+			idle_since = blkring__now_ns();
+		if (blkring__now_ns() - idle_since < sq->idle_ns) {
 			sched_yield();
 			continue;
 		}

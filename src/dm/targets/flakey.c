@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dm/dm.h"
+#include "lib/clock.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 
@@ -28,15 +28,7 @@ struct flakey_c {
 	uint64_t start_ns;
 };
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t (*blkring__dm_clock_ns)(void) = monotonic_ns;
+uint64_t (*blkring__dm_clock_ns)(void) = blkring__now_ns;
 
 static int parse_feature(struct dm_target *ti, unsigned arg, unsigned *flags)
 {
