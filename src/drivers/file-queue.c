@@ -386,15 +386,21 @@ static bool ring_queue_arm_wake(struct file_ring_queue *rq)
 
 static const struct blkring_ioc_queue_ops ring_queue_ops;
 
+/* The first working kernel ring of the ring (any file device's) from link
+ * on, or NULL: the ring's list also holds failed queues and other drivers'. */
+static struct file_ring_queue *ring_queue_from(struct blkring_ioc_queue *link)
+{
+	while (link && link->ops != &ring_queue_ops)
+		link = link->next;
+	return link ? ring_queue(link) : NULL;
+}
+
 /* Whether one of the ring's kernel rings (one per file device) has
  * completions to fetch; *busy tells whether any has I/O in flight. */
 static bool ring_queues_ready(struct blkring_ioc *ioc, bool *busy)
 {
-	for (struct blkring_ioc_queue *link = ioc->queues; link; link = link->next) {
-		struct file_ring_queue *rq = ring_queue(link);
-
-		if (link->ops != &ring_queue_ops)
-			continue;
+	for (struct file_ring_queue *rq = ring_queue_from(ioc->queues); rq;
+	     rq = ring_queue_from(rq->link.next)) {
 		if (io_uring_cq_ready(&rq->q.ring) || ring_queue_held(rq))
 			return true;
 		*busy |= rq->q.inflight != 0;
@@ -535,20 +541,17 @@ static bool ring_queue_idle(struct blkring_ioc_queue *link)
  * kernel ring, which now watches the eventfd instead of signalling it. */
 static void ring_queue_promote(struct blkring_ioc *ioc)
 {
-	for (struct blkring_ioc_queue *link = ioc->queues; link; link = link->next) {
-		struct file_ring_queue *rq = ring_queue(link);
+	struct file_ring_queue *rq = ring_queue_from(ioc->queues);
 
-		if (link->ops != &ring_queue_ops)
-			continue;
-		/* Fails only for a thread that is not the kernel ring's maker
-		 * (one exiting the ring, whose queues all go next); a signal
-		 * left registered only ends a sleep early. */
-		if (rq->signals)
-			io_uring_unregister_eventfd(&rq->q.ring);
-		rq->signals = false;
-		rq->primary = true;
+	if (!rq)
 		return;
-	}
+	/* Fails only for a thread that is not the kernel ring's maker (one
+	 * exiting the ring, whose queues all go next); a signal left
+	 * registered only ends a sleep early. */
+	if (rq->signals)
+		io_uring_unregister_eventfd(&rq->q.ring);
+	rq->signals = false;
+	rq->primary = true;
 }
 
 static void ring_queue_exit(struct blkring_ioc_queue *link)
@@ -608,15 +611,6 @@ static const struct blkring_ioc_queue_ops failed_queue_ops = {
     .exit = ring_queue_exit,
 };
 
-/* A working kernel ring the ring already has, of any file device. */
-static bool ring_queue_find(struct blkring_ioc *ioc)
-{
-	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
-		if (q->ops == &ring_queue_ops)
-			return true;
-	return false;
-}
-
 static struct file_ring_queue *ring_queue_create(struct file_dev *fd, struct blkring_ioc *ioc)
 {
 	struct file_ring_queue *rq = calloc(1, sizeof(*rq));
@@ -631,7 +625,7 @@ static struct file_ring_queue *ring_queue_create(struct file_dev *fd, struct blk
 		rq->failed = true;
 		rq->link.ops = &failed_queue_ops;
 	}
-	rq->primary = !rq->failed && !ring_queue_find(ioc);
+	rq->primary = !rq->failed && !ring_queue_from(ioc->queues);
 	/* A volume's leg may lose its last open (a reload) while the ring
 	 * still holds this queue. */
 	blkring__dev_pin(fd->dev);
