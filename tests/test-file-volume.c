@@ -32,10 +32,19 @@ static struct blkring_dev *striped_volume(void)
 	return vol;
 }
 
-static void ring_io(struct blkring *ring, bool write, char *buf, uint64_t off)
+/* Waits for the next CQE, which must be a whole I/O of len bytes. */
+static void ring_reap(struct blkring *ring, int len)
+{
+	struct blkring_cqe *cqe;
+
+	CHECK_EQ(blkring_wait_cqe(ring, &cqe), 0);
+	CHECK_EQ(cqe->res, len);
+	blkring_cqe_seen(ring, cqe);
+}
+
+static void ring_submit_io(struct blkring *ring, bool write, char *buf, uint64_t off)
 {
 	struct blkring_sqe *sqe = blkring_get_sqe(ring);
-	struct blkring_cqe *cqe;
 
 	CHECK(sqe);
 	if (write)
@@ -43,9 +52,12 @@ static void ring_io(struct blkring *ring, bool write, char *buf, uint64_t off)
 	else
 		blkring_prep_read(sqe, 0, buf, IO, off);
 	CHECK_EQ(blkring_submit(ring), 1);
-	CHECK_EQ(blkring_wait_cqe(ring, &cqe), 0);
-	CHECK_EQ(cqe->res, IO);
-	blkring_cqe_seen(ring, cqe);
+}
+
+static void ring_io(struct blkring *ring, bool write, char *buf, uint64_t off)
+{
+	ring_submit_io(ring, write, buf, off);
+	ring_reap(ring, IO);
 }
 
 /* Where dm-stripe puts volume byte `off`: the leg and its byte there. */
@@ -256,14 +268,11 @@ static void test_held_ring_io(void)
 	CHECK_EQ(blkring_register_devices(&ring, &vol, 1), 0);
 	CHECK_EQ(blkring_vol_suspend(vol), 0);
 	memset(buf, 0, IO);
-	blkring_prep_read(blkring_get_sqe(&ring), 0, buf, IO, 0);
-	CHECK_EQ(blkring_submit(&ring), 1);
+	ring_submit_io(&ring, false, buf, 0);
 	CHECK_EQ(blkring_peek_cqe(&ring, &cqe), -EAGAIN); /* held */
 	pthread_create(&resumer, NULL, resume_vol, vol);
 	pthread_join(resumer, NULL);
-	CHECK_EQ(blkring_wait_cqe(&ring, &cqe), 0);
-	CHECK_EQ(cqe->res, IO);
-	blkring_cqe_seen(&ring, cqe);
+	ring_reap(&ring, IO);
 	CHECK(tf_check_pattern(buf, IO, 0, 55));
 	CHECK(!ring_has_queue(&ring, leg));
 	blkring_queue_exit(&ring);
@@ -285,7 +294,6 @@ static void test_suspend_waits_for_owner(void)
 	const char *path = tf_path(tf.shm_dir, "owner.img");
 	struct blkring_dev *vol;
 	char *buf = tf_alloc(IO);
-	struct blkring_cqe *cqe;
 	struct blkring ring;
 	pthread_t suspender;
 
@@ -293,12 +301,9 @@ static void test_suspend_waits_for_owner(void)
 	vol = linear_over(path);
 	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
 	CHECK_EQ(blkring_register_devices(&ring, &vol, 1), 0);
-	blkring_prep_read(blkring_get_sqe(&ring), 0, buf, IO, 0);
-	CHECK_EQ(blkring_submit(&ring), 1);
+	ring_submit_io(&ring, false, buf, 0);
 	pthread_create(&suspender, NULL, suspend_vol, vol);
-	CHECK_EQ(blkring_wait_cqe(&ring, &cqe), 0);
-	CHECK_EQ(cqe->res, IO);
-	blkring_cqe_seen(&ring, cqe);
+	ring_reap(&ring, IO);
 	pthread_join(suspender, NULL);
 	CHECK_EQ(blkring_vol_resume(vol), 0);
 	blkring_queue_exit(&ring);
@@ -333,13 +338,8 @@ static void *reload_reader(void *arg)
 			                  (uint64_t)(seed % 256) * 4096);
 		}
 		CHECK_EQ(blkring_submit(&ring), RING_DEPTH);
-		for (int i = 0; i < RING_DEPTH; i++) {
-			struct blkring_cqe *cqe;
-
-			CHECK_EQ(blkring_wait_cqe(&ring, &cqe), 0);
-			CHECK_EQ(cqe->res, 4096);
-			blkring_cqe_seen(&ring, cqe);
-		}
+		for (int i = 0; i < RING_DEPTH; i++)
+			ring_reap(&ring, 4096);
 		rounds++;
 	}
 	blkring_queue_exit(&ring);
