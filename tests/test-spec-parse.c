@@ -141,6 +141,17 @@ static void test_getters(void)
 	CHECK_EQ(blkring__spec_check_unused(&s, "n, b, c, d, e, f, g"), 0);
 	blkring__spec_free(&s);
 
+	/* A leading zero is decimal, not octal; 0x is hex. */
+	s = parse_ok("x:a=010,b=08,c=0x10,d=0x");
+	CHECK_EQ(blkring__spec_u64(&s, "a", &n), 0);
+	CHECK_EQ(n, 10);
+	CHECK_EQ(blkring__spec_u64(&s, "b", &n), 0);
+	CHECK_EQ(n, 8);
+	CHECK_EQ(blkring__spec_u64(&s, "c", &n), 0);
+	CHECK_EQ(n, 16);
+	CHECK_EQ(blkring__spec_u64(&s, "d", &n), -EINVAL);
+	blkring__spec_free(&s);
+
 	s = parse_ok("x:n=1,zz=2");
 	CHECK_EQ(blkring__spec_u64(&s, "n", &n), 0);
 	CHECK_EQ(blkring__spec_check_unused(&s, "n"), -EINVAL);

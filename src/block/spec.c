@@ -127,15 +127,17 @@ static int bad_value(struct blkring_spec *spec, const char *key, const char *val
 	                      val, key, expected);
 }
 
-/* Decimal or 0x-prefixed digits; returns the end or NULL on overflow. */
+/* Decimal or 0x-prefixed digits (a leading 0 is not octal: 010 is ten);
+ * returns the end or NULL on overflow. */
 static const char *parse_number(const char *s, uint64_t *out)
 {
+	int base = s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10;
 	char *end;
 
 	if (!isdigit((unsigned char)*s))
 		return NULL;
 	errno = 0;
-	*out = strtoull(s, &end, 0);
+	*out = strtoull(s, &end, base);
 	if (errno)
 		return NULL;
 	return end;
