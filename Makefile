@@ -57,8 +57,9 @@ $(STATIC): $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(SHARED): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libblkring.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(SHARED): $(LIB_OBJS) src/libblkring.map
+	$(CC) -shared -Wl,-soname,libblkring.so.$(SOMAJOR) -Wl,--version-script=src/libblkring.map \
+		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
 	ln -sf libblkring.so.$(VERSION) $(O)/libblkring.so.$(SOMAJOR)
 	ln -sf libblkring.so.$(SOMAJOR) $(O)/libblkring.so
 
