@@ -272,7 +272,7 @@ int blkring_unregister_buffers(struct blkring *ring);
 const char *blkring_last_error(void);
 
 /* ------------------------------------------------------------------ */
-/* Volumes: device-mapper tables (spec `table:PATH[,ro=1]`).          */
+/* Volumes: device-mapper tables (spec `table:PATH[,ro=1][,poll=M]`). */
 /* ------------------------------------------------------------------ */
 
 /*
