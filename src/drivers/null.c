@@ -27,6 +27,7 @@
 #define NR_PAGE_LOCKS 64
 #define MAX_QUEUES 64
 #define MAX_BADBLOCKS 64
+#define NULL_MAX_NSEC 10000000000ULL /* completion_nsec, spin_nsec */
 
 enum { IRQ_NONE, IRQ_SOFTIRQ, IRQ_TIMER };
 
@@ -749,6 +750,13 @@ static int check_conf(const struct null_conf *c)
 	    c->max_write_zeroes_sectors > UINT32_MAX)
 		return conf_error("max_write_zeroes_sectors", c->max_write_zeroes_sectors,
 		                  "bs/512 to 2^32-1");
+	/* Both are added to a clock: a bound keeps the sum from wrapping, and
+	 * a completion far away from holding up a bench's stop. */
+	if (c->completion_nsec > NULL_MAX_NSEC)
+		return conf_error("completion_nsec", c->completion_nsec,
+		                  "0 to 10000000000 (10 s)");
+	if (c->spin_nsec > NULL_MAX_NSEC)
+		return conf_error("spin_nsec", c->spin_nsec, "0 to 10000000000 (10 s)");
 	if (c->mbps > (UINT64_MAX >> 20) / 1000000000ULL)
 		return conf_error("mbps", c->mbps, "MiB/s, 0 for no limit");
 	/* null_blk ignores these silently without memory; we say so. */
