@@ -62,7 +62,13 @@ static const struct bad_table bad_tables[] = {
     {"0 7 zero\n7 8 linear " B4K " 0", -EINVAL,
      "line 1: zero: start 0 and length 7 must be multiples of 8 sectors, the logical block "
      "size of the table's devices"},
+    {"0 2048 linear " SMALL " 18446744073709551615", -EINVAL,
+     "line 1: linear: argument 1 '" SMALL "': offset 18446744073709551615 plus the target's "
+     "2048 sectors passes the last sector number"},
     /* striped */
+    {"0 96 striped 2 12 " B4K " 0 null:size=1M,bs=4096,name=c4k 0", -EINVAL,
+     "line 1: striped: a chunk of 12 sectors must be a multiple of 8 sectors, the logical "
+     "block size of the table's devices"},
     {"0 96 striped 2", -EINVAL,
      "line 1: striped: expected <#stripes> <chunk sectors> (<device> <offset>)..., got 1 "
      "arguments"},

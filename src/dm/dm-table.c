@@ -185,7 +185,12 @@ static int check_leg(struct dm_target *ti, unsigned arg, struct blkring_dev *dev
 	if (cycle)
 		return blkring__dm_arg_error(ti, arg, -ELOOP,
 		                             "cycle: the volume being loaded would contain itself");
-	if (__builtin_add_overflow(start, len, &end) || end > sectors)
+	if (__builtin_add_overflow(start, len, &end))
+		return blkring__dm_arg_error(ti, arg, -EINVAL,
+		                             "offset %llu plus the target's %llu sectors passes "
+		                             "the last sector number",
+		                             (unsigned long long)start, (unsigned long long)len);
+	if (end > sectors)
 		return blkring__dm_arg_error(ti, arg, -EINVAL,
 		                             "device has %llu sectors, the target needs sectors "
 		                             "%llu to %llu",
@@ -438,8 +443,10 @@ static void stack_table(struct dm_table *t)
 		t->limits.max_write_zeroes_sectors = 0;
 }
 
-/* Every target boundary on a logical block of the table's devices
- * (Linux's validate_hardware_logical_block_alignment). */
+/* Every target boundary, and every boundary a target cuts its I/O at (a
+ * stripe's chunk), on a logical block of the table's devices (Linux's
+ * validate_hardware_logical_block_alignment): a piece cut inside a block
+ * would fail on its leg. */
 static int check_alignment(const struct dm_table *t)
 {
 	uint64_t mask = (t->limits.logical_block_size >> SECTOR_SHIFT) - 1;
@@ -455,19 +462,22 @@ static int check_alignment(const struct dm_table *t)
 			                  ti->type->name, (unsigned long long)ti->begin,
 			                  (unsigned long long)ti->len,
 			                  (unsigned long long)mask + 1);
+		if (ti->max_io_len & mask)
+			return line_error(t, ti->line, -EINVAL,
+			                  "%s: a chunk of %u sectors must be a multiple of %llu "
+			                  "sectors, the logical block size of the table's devices",
+			                  ti->type->name, ti->max_io_len,
+			                  (unsigned long long)mask + 1);
 	}
 	return 0;
 }
 
-/* The fast path's checks (dm.h): the table's limits, and chunks that keep
- * a clone on its leg's logical blocks. */
+/* The fast path's checks (dm.h): the table's limits (check_alignment()
+ * keeps every cut on a logical block). */
 static void fast_limits(struct dm_table *t)
 {
-	uint64_t lbs_sectors = t->limits.logical_block_size >> SECTOR_SHIFT;
 	bool fast = !t->limits.dma_alignment;
 
-	for (unsigned i = 0; i < t->nr_targets; i++)
-		fast &= !(t->targets[i].max_io_len % lbs_sectors);
 	t->fast_mask = t->limits.logical_block_size - 1;
 	t->fast_bytes[REQ_OP_READ] = fast ? (uint64_t)t->limits.max_sectors << SECTOR_SHIFT : 0;
 	t->fast_bytes[REQ_OP_WRITE] = t->read_only ? 0 : t->fast_bytes[REQ_OP_READ];
