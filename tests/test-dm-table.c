@@ -192,6 +192,18 @@ static void put_file(const char *name, const char *text)
 	fclose(f);
 }
 
+static void put_bytes(const char *name, const char *bytes, size_t len)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	CHECK(f);
+	CHECK_EQ(fwrite(bytes, 1, len, f), len);
+	fclose(f);
+}
+
 static void remove_dir(void)
 {
 	char cmd[128];
@@ -222,6 +234,18 @@ static void test_file_errors(void)
 	CHECK_EQ(open_table("missing.table", &dev), -ENOENT);
 	snprintf(want, sizeof(want), "table:%s/missing.table: cannot read: *", dir);
 	if (!message_matches(blkring_last_error(), want))
+		TEST_FAIL("got: %s", blkring_last_error());
+	/* A NUL would end the text early: the lines after it would vanish. */
+	put_bytes("nul.table", "0 100 zero\n#\0\n100 5 bogus\n", 26);
+	CHECK_EQ(open_table("nul.table", &dev), -EINVAL);
+	snprintf(want, sizeof(want), "table:%s/nul.table:2: a NUL byte: expected text", dir);
+	if (strcmp(blkring_last_error(), want))
+		TEST_FAIL("got: %s", blkring_last_error());
+	snprintf(want, sizeof(want), "%s/dir.table", dir);
+	CHECK_EQ(mkdir(want, 0700), 0);
+	CHECK_EQ(open_table("dir.table", &dev), -EISDIR);
+	snprintf(want, sizeof(want), "table:%s/dir.table: cannot read: Is a directory", dir);
+	if (strcmp(blkring_last_error(), want))
 		TEST_FAIL("got: %s", blkring_last_error());
 	remove_dir();
 }

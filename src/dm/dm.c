@@ -837,6 +837,19 @@ static int check_nesting(const char *path)
 	                      short_name(path, path, dir_len));
 }
 
+/* A table is text: a NUL byte would end it early, silently. */
+static int check_text(const char *path, const char *text, size_t len)
+{
+	const char *nul = memchr(text, '\0', len);
+	unsigned line = 1;
+
+	if (!nul)
+		return 0;
+	for (const char *p = text; p < nul; p++)
+		line += *p == '\n';
+	return blkring__error(-EINVAL, "table:%s:%u: a NUL byte: expected text", path, line);
+}
+
 static int read_table(const char *path, char **textp)
 {
 	FILE *f = fopen(path, "r");
@@ -851,12 +864,16 @@ static int read_table(const char *path, char **textp)
 		fclose(f);
 		return -ENOMEM;
 	}
+	errno = 0;
 	len = fread(text, 1, MAX_TABLE_BYTES + 1, f);
 	if (ferror(f))
-		ret = blkring__error(-EIO, "table:%s: read error", path);
+		ret = blkring__error(errno ? -errno : -EIO, "table:%s: cannot read: %s", path,
+		                     strerror(errno ? errno : EIO));
 	else if (len > MAX_TABLE_BYTES)
 		ret =
 		    blkring__error(-EFBIG, "table:%s: larger than %u bytes", path, MAX_TABLE_BYTES);
+	else
+		ret = check_text(path, text, len);
 	fclose(f);
 	if (ret) {
 		free(text);
