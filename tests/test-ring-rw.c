@@ -79,6 +79,11 @@ static void rw_errors(void)
 	CHECK_EQ(submit_one(&ring).res, -EINVAL);
 	blkring_prep_read(ring_sqe(&ring), 0, buf, 0, 0);
 	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	/* A NULL buffer is the copy's fault, as the kernel's. */
+	blkring_prep_read(ring_sqe(&ring), 0, NULL, 512, 0);
+	CHECK_EQ(submit_one(&ring).res, -EFAULT);
+	blkring_prep_write(ring_sqe(&ring), 0, NULL, 512, 0);
+	CHECK_EQ(submit_one(&ring).res, -EFAULT);
 	CHECK_EQ(ring_fake_submitted(fake), 0);
 	/* A device error ends the bio with it. */
 	fake->status = -EIO;
@@ -138,6 +143,7 @@ static void rw_vectored_errors(void)
 	static struct iovec many[1025];
 	struct iovec huge[2] = {{buf, 1U << 30}, {buf, 1U << 30}};
 	struct blkring ring;
+	unsigned submitted;
 
 	ring_fake_ring(&ring, 8, fake);
 	for (unsigned i = 0; i < 1025; i++)
@@ -151,6 +157,14 @@ static void rw_vectored_errors(void)
 	CHECK_EQ(submit_one(&ring).res, -EINVAL);
 	blkring_prep_readv(ring_sqe(&ring), 0, many, 0, 0);
 	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	/* A NULL iovec array, or a NULL segment with a length: -EFAULT. */
+	submitted = ring_fake_submitted(fake);
+	blkring_prep_readv(ring_sqe(&ring), 0, NULL, 1, 0);
+	CHECK_EQ(submit_one(&ring).res, -EFAULT);
+	many[1].iov_base = NULL;
+	blkring_prep_writev(ring_sqe(&ring), 0, many, 2, 0);
+	CHECK_EQ(submit_one(&ring).res, -EFAULT);
+	CHECK_EQ(ring_fake_submitted(fake), submitted);
 	blkring_queue_exit(&ring);
 	ring_fake_destroy(fake);
 }

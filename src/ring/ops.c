@@ -55,8 +55,11 @@ static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 	}
 	if (nr)
 		memcpy(req->iov, uiov, nr * sizeof(*uiov));
-	for (uint32_t i = 0; i < nr; i++)
+	for (uint32_t i = 0; i < nr; i++) {
+		if (unlikely(!req->iov[i].iov_base && req->iov[i].iov_len))
+			return -EFAULT;
 		total += req->iov[i].iov_len;
+	}
 	/* The CQE's res must hold the byte count. */
 	if (unlikely(total > INT32_MAX))
 		return -EINVAL;

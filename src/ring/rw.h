@@ -73,6 +73,9 @@ static inline int blkring__rw_check(struct blkring__ctx *ctx, struct blkring_req
 {
 	if (unlikely(idx >= ctx->nr_devs || !(rw->dev = ctx->devs[idx])))
 		return -EBADF;
+	/* A buffer (or iovec array) at NULL: the kernel's copy would fault. */
+	if (unlikely(!rw->addr && rw->len))
+		return -EFAULT;
 	/* Linux answers unknown RWF_* bits with -EOPNOTSUPP. */
 	if (unlikely(rw->rw_flags & ~BLKRING_RWF_VALID))
 		return -EOPNOTSUPP;
