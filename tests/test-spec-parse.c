@@ -60,6 +60,20 @@ static void test_syntax(void)
 	CHECK(!strcmp(s.path, "vol.table"));
 	CHECK(!strcmp(blkring__spec_str(&s, "x"), "\\y"));
 	blkring__spec_free(&s);
+
+	/* A path that starts as one may hold '='. */
+	s = parse_ok("table:/srv/a=b.table,ro=1");
+	CHECK(!strcmp(s.path, "/srv/a=b.table"));
+	CHECK_EQ(s.nr, 1);
+	blkring__spec_free(&s);
+	s = parse_ok("./x=y.img");
+	CHECK(!strcmp(s.type, "file"));
+	CHECK(!strcmp(s.path, "./x=y.img"));
+	CHECK_EQ(s.nr, 0);
+	blkring__spec_free(&s);
+	s = parse_ok("null:name=a\\\\");
+	CHECK(!strcmp(blkring__spec_str(&s, "name"), "a\\"));
+	blkring__spec_free(&s);
 }
 
 static void test_syntax_errors(void)
@@ -76,6 +90,9 @@ static void test_syntax_errors(void)
 	CHECK(strstr(blkring_last_error(), "item 2 'oops': expected key=value"));
 	CHECK_EQ(blkring__spec_parse("null:=3", &s), -EINVAL);
 	CHECK(strstr(blkring_last_error(), "expected key=value"));
+	CHECK_EQ(blkring__spec_parse("null:name=a\\", &s), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "a '\\' at the end escapes nothing"));
+	CHECK_EQ(blkring__spec_parse("table:v.table,ro=1\\", &s), -EINVAL);
 	CHECK_EQ(blkring__spec_parse("null:a=1,,b=2", &s), -EINVAL);
 }
 

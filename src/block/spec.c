@@ -55,14 +55,36 @@ static int add_kv(struct blkring_spec *spec, char *item, unsigned pos)
 	return 0;
 }
 
-/* The first item is the PATH when it is not key=value (file and table). */
+/* The first item is the PATH (file and table) when it is not key=value, or
+ * starts as a path does: a key never starts with '/' or '.'. */
+static bool is_path(const char *item)
+{
+	return !strchr(item, '=') || item[0] == '/' || item[0] == '.';
+}
+
+/* A backslash escapes the character after it: a last one escapes nothing,
+ * and would swallow the comma of anything appended to the spec. */
+static int check_trailing_escape(const char *text)
+{
+	size_t len = strlen(text), n = 0;
+
+	while (n < len && text[len - 1 - n] == '\\')
+		n++;
+	if (n % 2)
+		return blkring__error(-EINVAL,
+		                      "'%s': a '\\' at the end escapes nothing (write '\\\\' "
+		                      "for a backslash)",
+		                      text);
+	return 0;
+}
+
 static int parse_items(struct blkring_spec *spec, char *rest)
 {
 	char *item;
 	int ret;
 
 	for (unsigned pos = 1; (item = next_item(&rest)); pos++) {
-		if (pos == 1 && !strchr(item, '=')) {
+		if (pos == 1 && is_path(item)) {
 			if (!*item && !rest)
 				return 0; /* "TYPE:" */
 			spec->path = item;
@@ -83,6 +105,9 @@ int blkring__spec_parse(const char *text, struct blkring_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 	if (!text || !*text)
 		return blkring__error(-EINVAL, "empty device spec: expected TYPE:key=value,...");
+	ret = check_trailing_escape(text);
+	if (ret)
+		return ret;
 	spec->buf = strdup(text);
 	if (!spec->buf)
 		return -ENOMEM;
