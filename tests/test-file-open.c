@@ -34,7 +34,13 @@ static void test_missing_file(void)
 	check_open_fails(-ENOENT, "size=", "%s", path);
 	CHECK_EQ(access(path, F_OK), -1);
 	/* ro=1 never creates, whatever the size. */
-	check_open_fails(-ENOENT, path, "file:%s,size=1M,ro=1", path);
+	check_open_fails(-ENOENT, "ro=1 does not create one", "file:%s,size=1M,ro=1", path);
+	path = tf_path(tf.tmp_dir, "nodir/x.img");
+	check_open_fails(-ENOENT, "its directory does not exist", "file:%s,size=1M", path);
+	/* A size no file can have: the reason, and nothing left behind. */
+	path = tf_path(tf.tmp_dir, "huge.img");
+	check_open_fails(-EFBIG, "cannot grow it to size=", "file:%s,size=16777215T", path);
+	CHECK_EQ(access(path, F_OK), -1);
 }
 
 static void test_size_creates(void)

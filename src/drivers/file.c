@@ -118,15 +118,17 @@ static int check_conf(const struct file_conf *c)
 
 static int open_error(const struct file_conf *c, int err)
 {
-	if (err == -ENOENT)
-		return blkring__error(err, "file: '%s': no such file (give size= to create it)",
-		                      c->path);
-	if (err == -EINVAL && c->direct)
-		return blkring__error(err,
-		                      "file: '%s': the filesystem refuses O_DIRECT (direct=0 "
-		                      "goes through the page cache)",
-		                      c->path);
 	return blkring__error(err, "file: '%s': %s", c->path, strerror(-err));
+}
+
+/* A missing file: what would have created it, or why it was not. */
+static int missing_error(const struct file_conf *c)
+{
+	const char *why = !c->size ? "no such file (give size= to create it)"
+	                  : c->ro  ? "no such file (ro=1 does not create one)"
+	                           : "its directory does not exist";
+
+	return blkring__error(-ENOENT, "file: '%s': %s", c->path, why);
 }
 
 /* Opens PATH, creating it only when size= says how big.  O_DIRECT comes
@@ -141,7 +143,9 @@ static int open_path(const struct file_conf *c, bool *created)
 		fd = open(c->path, flags | O_CREAT | O_EXCL, 0644);
 		*created = fd >= 0;
 	}
-	return fd < 0 ? open_error(c, -errno) : fd;
+	if (fd < 0)
+		return errno == ENOENT ? missing_error(c) : open_error(c, -errno);
+	return fd;
 }
 
 /* A regular file shorter than size= grows (sparse), as fio lays out its files. */
@@ -163,8 +167,11 @@ static int check_kind(struct file_dev *fd, const struct file_conf *c, struct sta
 			                      " is beyond its end (%jd) "
 			                      "and ro=1 cannot extend it",
 			                      c->path, c->size, (intmax_t)st->st_size);
-		if (ftruncate(fd->fd, (off_t)c->size) < 0)
-			return open_error(c, -errno);
+		if (c->size > INT64_MAX || ftruncate(fd->fd, (off_t)c->size) < 0)
+			return blkring__error(c->size > INT64_MAX ? -EFBIG : -errno,
+			                      "file: '%s': cannot grow it to size=%" PRIu64 ": %s",
+			                      c->path, c->size,
+			                      strerror(c->size > INT64_MAX ? EFBIG : errno));
 		st->st_size = (off_t)c->size;
 	}
 	return 0;
@@ -416,7 +423,12 @@ static int setup(struct file_dev *fd, const struct file_conf *c)
 		    -EINVAL, "file: '%s': discard_cmd and zero_falloc are for block devices",
 		    c->path);
 	if (!ret && fd->direct && fcntl(fd->fd, F_SETFL, O_DIRECT) < 0)
-		ret = open_error(c, -errno);
+		ret = errno == EINVAL
+		          ? blkring__error(-EINVAL,
+		                           "file: '%s': the filesystem refuses O_DIRECT "
+		                           "(direct=0 goes through the page cache)",
+		                           c->path)
+		          : open_error(c, -errno);
 	if (!ret)
 		ret = set_limits(fd, c, &st);
 	if (!ret && c->iopoll && !fd->direct)
