@@ -250,6 +250,29 @@ static void test_file_errors(void)
 	remove_dir();
 }
 
+/* The innermost cause survives a long chain of nested tables. */
+static void test_deep_nesting(void)
+{
+	struct blkring_dev *dev = NULL;
+	char name[32], text[64];
+
+	make_dir();
+	for (unsigned i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "t%u.table", i);
+		snprintf(text, sizeof(text), "0 8 linear table:t%u.table 0\n", i + 1);
+		put_file(name, text);
+	}
+	put_file("t40.table", "0 8 zero\n");
+	CHECK_EQ(open_table("t0.table", &dev), -ELOOP);
+	CHECK(dev == NULL);
+	if (!strstr(blkring_last_error(), "t0.table:1: linear: argument 1 'table:t1.table'"))
+		TEST_FAIL("no start: %.200s", blkring_last_error());
+	if (!strstr(blkring_last_error(), "tables nest deeper than 32"))
+		TEST_FAIL("no cause: ...%s",
+		          blkring_last_error() + strlen(blkring_last_error()) - 200);
+	remove_dir();
+}
+
 static void test_cycles(void)
 {
 	struct blkring_dev *dev = NULL;
@@ -417,6 +440,7 @@ static const struct test_case cases[] = {
     {"bad-tables", test_bad_tables, 0},
     {"nothing-half-built", test_nothing_half_built, 0},
     {"file-errors", test_file_errors, 0},
+    {"deep-nesting", test_deep_nesting, 0},
     {"cycles", test_cycles, 0},
     {"load-cycles", test_load_cycles, 0},
     {"relative-paths", test_relative_paths, 0},

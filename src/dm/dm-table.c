@@ -24,12 +24,16 @@ static const struct dm_target_type *const target_types[] = {
 static int line_verror(const struct dm_table *t, unsigned line, int err, const char *fmt,
                        va_list ap)
 {
-	char msg[512];
+	char *msg = NULL;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	if (t->source)
-		return blkring__error(err, "%s:%u: %s", t->source, line, msg);
-	return blkring__error(err, "line %u: %s", line, msg);
+		err = blkring__error(err, "%s:%u: %s", t->source, line, msg ? msg : fmt);
+	else
+		err = blkring__error(err, "line %u: %s", line, msg ? msg : fmt);
+	free(msg);
+	return err;
 }
 
 static int __attribute__((format(printf, 4, 5)))
@@ -45,25 +49,31 @@ line_error(const struct dm_table *t, unsigned line, int err, const char *fmt, ..
 
 int blkring__dm_target_error(struct dm_target *ti, int err, const char *fmt, ...)
 {
-	char msg[512];
+	char *msg = NULL;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	return line_error(ti->table, ti->line, err, "%s: %s", ti->type->name, msg);
+	err = line_error(ti->table, ti->line, err, "%s: %s", ti->type->name, msg ? msg : fmt);
+	free(msg);
+	return err;
 }
 
 int blkring__dm_arg_error(struct dm_target *ti, unsigned arg, int err, const char *fmt, ...)
 {
-	char msg[512];
+	char *msg = NULL;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	return line_error(ti->table, ti->line, err, "%s: argument %u '%s': %s", ti->type->name, arg,
-	                  ti->argv[arg - 1], msg);
+	err = line_error(ti->table, ti->line, err, "%s: argument %u '%s': %s", ti->type->name, arg,
+	                 ti->argv[arg - 1], msg ? msg : fmt);
+	free(msg);
+	return err;
 }
 
 /* ---- numbers ---- */
@@ -155,8 +165,7 @@ static int add_leg(struct dm_target *ti, struct blkring_dev *dev, uint64_t start
 
 static int open_leg(struct dm_target *ti, unsigned arg, struct blkring_dev **devp)
 {
-	char inner[512];
-	char *spec = resolve_spec(ti->table, ti->argv[arg - 1]);
+	char *spec = resolve_spec(ti->table, ti->argv[arg - 1]), *inner;
 	int ret;
 
 	if (!spec)
@@ -165,9 +174,12 @@ static int open_leg(struct dm_target *ti, unsigned arg, struct blkring_dev **dev
 	free(spec);
 	if (!ret)
 		return 0;
-	snprintf(inner, sizeof(inner), "%s", blkring_last_error());
-	return blkring__dm_arg_error(ti, arg, ret, "device does not open: %s",
-	                             inner[0] ? inner : strerror(-ret));
+	/* The leg's message, whole: a nested table's carries its own chain. */
+	inner = strdup(blkring_last_error());
+	blkring__dm_arg_error(ti, arg, ret, "device does not open: %s",
+	                      inner && inner[0] ? inner : strerror(-ret));
+	free(inner);
+	return ret;
 }
 
 static int check_leg(struct dm_target *ti, unsigned arg, struct blkring_dev *dev, uint64_t start,

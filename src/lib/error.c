@@ -5,7 +5,9 @@
 #include "blkring.h"
 #include "error.h"
 
-static _Thread_local char last_error[512];
+/* Room for a chain of nested tables, each level naming its file, line and
+ * leg before the innermost cause. */
+static _Thread_local char last_error[8192];
 
 int blkring__error(int err, const char *fmt, ...)
 {
