@@ -209,6 +209,8 @@ static void test_open_errors(void)
 	open_fails("null:badblocks=5-3", -EINVAL, "key 'badblocks'", "START-END");
 	open_fails("null:badblocks=1-2+", -EINVAL, "key 'badblocks'", "START-END");
 	open_fails("null:badblocks=a", -EINVAL, "key 'badblocks'", "START-END");
+	open_fails("null:badblocks=99999999999999999999999", -EINVAL, "key 'badblocks'",
+	           "START-END");
 	open_fails("null:ro=2", -EINVAL, "key 'ro'", "0 or 1");
 	open_fails("null:/some/path", -EINVAL, "'/some/path': expected key=value", "takes no path");
 }

@@ -663,13 +663,14 @@ static int parse_range(struct blkring_spec *spec, struct null_conf *c, const cha
 
 		if (c->nr_bad == MAX_BADBLOCKS || *p < '0' || *p > '9')
 			goto bad;
+		errno = 0;
 		start = last = strtoull(p, &end, 10);
 		if (*end == '-') {
 			if (end[1] < '0' || end[1] > '9')
 				goto bad;
 			last = strtoull(end + 1, &end, 10);
 		}
-		if (last < start || (*end && *end != '+') || (*end == '+' && !end[1]))
+		if (errno || last < start || (*end && *end != '+') || (*end == '+' && !end[1]))
 			goto bad;
 		c->bad[c->nr_bad].start = start;
 		c->bad[c->nr_bad].end = last;
