@@ -73,3 +73,17 @@ if [[ $rc == 1 ]] && grep -q "write error at offset 0.*EBADF" "$T/err"; then
 else
 	fail read_only_device "exit $rc: $(head -c 300 "$T/err")"
 fi
+
+# A run refused before it starts leaves an existing --output file as it was.
+# name, the message, then the job's options
+output_kept() {
+	local name=$1 frag=$2
+	shift 2
+	echo "earlier results" >"$T/keep.txt"
+	expect2 "$name" "$frag" --output="$T/keep.txt" --name=a "$@"
+	check "${name}_file" '[[ $(cat "$T/keep.txt") == "earlier results" ]]' \
+		"$T/keep.txt was changed: '$(head -c 100 "$T/keep.txt")'"
+}
+output_kept output_kept_bad_bs "bs=3 is not a multiple" --filename=null: --bs=3 --runtime=100ms
+output_kept output_kept_bad_spec "filename=null:sise=1: null: unknown key 'sise'" \
+	--filename=null:sise=1

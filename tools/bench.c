@@ -450,6 +450,21 @@ static int bench_output(struct bench_run *br, int *status)
 	return ret;
 }
 
+/*
+ * Opened last, once every job has been checked against its device: a run
+ * that is refused leaves an existing FILE as it was.
+ */
+static int bench_open_output(struct bench_run *br)
+{
+	br->out = stdout;
+	if (!br->cfg.run.output[0])
+		return 0;
+	br->out = fopen(br->cfg.run.output, "w");
+	if (!br->out)
+		return blkring__error(-errno, "output=%s: %s", br->cfg.run.output, strerror(errno));
+	return 0;
+}
+
 static int bench_prepare(struct bench_run *br)
 {
 	const char *why;
@@ -457,13 +472,6 @@ static int bench_prepare(struct bench_run *br)
 	int ret;
 
 	bench_block_signals(&set);
-	br->out = stdout;
-	if (br->cfg.run.output[0]) {
-		br->out = fopen(br->cfg.run.output, "w");
-		if (!br->out)
-			return blkring__error(-errno, "output=%s: %s", br->cfg.run.output,
-			                      strerror(errno));
-	}
 	ret = bench_jobs(br);
 	if (ret)
 		return ret;
@@ -471,7 +479,7 @@ static int bench_prepare(struct bench_run *br)
 	if (clock_init((int)br->cfg.run.clocksource, &why) != (int)br->cfg.run.clocksource)
 		fprintf(stderr, "blkring: note: timing with clock_gettime: %s\n", why);
 	br->progress = isatty(STDOUT_FILENO) && br->cfg.run.output_format == FORMAT_NORMAL;
-	return bench_signals(br, &set);
+	return bench_signals(br, &set) ?: bench_open_output(br);
 }
 
 static void bench_cleanup(struct bench_run *br)
