@@ -59,6 +59,15 @@ for k in (\"logical_block_size\", \"max_sectors\", \"nr_hw_queues\", \"queue_dep
 assert d[\"counters\"][\"read\"] == {\"ios\": 0, \"bytes\": 0, \"errors\": 0}
 " "$T/info.json"' "exit $rc: $(head -c 300 "$T/info.json")"
 
+# Sizes are unsigned 64-bit: above 8 EiB they stay positive in JSON.
+"$B" info --output-format=json null:size=16777215T >"$T/info.json" 2>&1
+rc=$?
+check info_json_huge '[[ $rc == 0 ]] && python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d[\"size\"] == 16777215 << 40, d[\"size\"]
+" "$T/info.json"' "exit $rc: $(head -c 300 "$T/info.json")"
+
 usage() { "$B" "$@" >"$T/out" 2>&1; echo $?; }
 check usage_errors '[[ $(usage) == 2 && $(usage nosuch) == 2 && $(usage info) == 2 &&
 	$(usage info null:bogus=1) == 2 && $(usage bench) == 2 && $(usage info a b) == 2 ]]' \

@@ -50,6 +50,26 @@ else
 	fail check_json_stacked "exit $rc: $(head -c 300 "$T/err")"
 fi
 
+# The largest table (2^55 - 1 sectors): its size in bytes is above
+# INT64_MAX and stays positive, in table check and in info.
+printf '0 36028797018963967 zero\n' >"$T/max.table"
+"$B" table check "$T/max.table" --output-format=json >"$T/out" 2>"$T/err"
+rc1=$?
+"$B" info "table:$T/max.table" --output-format=json >"$T/out2" 2>>"$T/err"
+rc2=$?
+if [[ $rc1 == 0 && $rc2 == 0 ]] && python3 -c "
+import json, sys
+d, i = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+n = (1 << 55) - 1
+assert d['size'] == n * 512 and d['sectors'] == n, d
+assert d['targets'][0]['length'] == n, d['targets']
+assert i['size'] == n * 512 and i['targets'][0]['length'] == n, i
+" "$T/out" "$T/out2"; then
+	pass check_json_huge
+else
+	fail check_json_huge "exit $rc1/$rc2: $(head -c 300 "$T/err" "$T/out")"
+fi
+
 "$B" table check "$T/a,b/z.table" >"$T/out" 2>"$T/err"
 rc=$?
 if [[ $rc == 0 ]] && grep -qF "line 1: sectors 0-99 (100) zero" "$T/out"; then

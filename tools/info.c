@@ -74,7 +74,7 @@ static json_object *info_json_build(const struct blkring_dev_info *in)
 
 	json_object_object_add(o, "spec", json_object_new_string(in->spec));
 	json_object_object_add(o, "type", json_object_new_string(in->type));
-	json_object_object_add(o, "size", json_object_new_int64((int64_t)in->size));
+	json_object_object_add(o, "size", json_object_new_uint64(in->size));
 	json_object_object_add(o, "logical_block_size",
 	                       json_object_new_int64(in->logical_block_size));
 	json_object_object_add(o, "physical_block_size",
@@ -97,9 +97,9 @@ static json_object *info_json_build(const struct blkring_dev_info *in)
 	for (unsigned d = 0; d < BLKRING_DIR_NR; d++) {
 		json_object *c = json_object_new_object();
 
-		json_object_object_add(c, "ios", json_object_new_int64((int64_t)in->ios[d]));
-		json_object_object_add(c, "bytes", json_object_new_int64((int64_t)in->bytes[d]));
-		json_object_object_add(c, "errors", json_object_new_int64((int64_t)in->errors[d]));
+		json_object_object_add(c, "ios", json_object_new_uint64(in->ios[d]));
+		json_object_object_add(c, "bytes", json_object_new_uint64(in->bytes[d]));
+		json_object_object_add(c, "errors", json_object_new_uint64(in->errors[d]));
 		json_object_object_add(cnt, dir_names[d], c);
 	}
 	json_object_object_add(o, "counters", cnt);

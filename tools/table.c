@@ -75,8 +75,8 @@ static json_object *json_leg(const struct blkring_vol_leg *leg)
 	json_object *o = json_object_new_object();
 
 	if (o && !(jadd(o, "spec", json_object_new_string(leg->spec)) ?:
-	           jadd(o, "start", json_object_new_int64((int64_t)leg->start)) ?:
-	           jadd(o, "length", json_object_new_int64((int64_t)leg->len))))
+	           jadd(o, "start", json_object_new_uint64(leg->start)) ?:
+	           jadd(o, "length", json_object_new_uint64(leg->len))))
 		return o;
 	json_object_put(o);
 	return NULL;
@@ -89,8 +89,8 @@ static int json_target(const struct blkring_vol_target *t, void *arg)
 
 	if (o && legs) {
 		ret = jadd(o, "line", json_object_new_int64(t->line)) ?:
-		      jadd(o, "start", json_object_new_int64((int64_t)t->start)) ?:
-		      jadd(o, "length", json_object_new_int64((int64_t)t->len)) ?:
+		      jadd(o, "start", json_object_new_uint64(t->start)) ?:
+		      jadd(o, "length", json_object_new_uint64(t->len)) ?:
 		      jadd(o, "type", json_object_new_string(t->type)) ?:
 		      jadd(o, "params", json_object_new_string(t->params));
 		for (unsigned i = 0; !ret && i < t->nr_legs; i++)
@@ -194,8 +194,8 @@ static int check_json(struct blkring_dev *dev, const struct blkring_dev_info *in
 	if (!ret)
 		ret = jadd(o, "spec", json_object_new_string(info->spec)) ?:
 		      jadd(o, "valid", json_object_new_boolean(1)) ?:
-		      jadd(o, "size", json_object_new_int64((int64_t)info->size)) ?:
-		      jadd(o, "sectors", json_object_new_int64((int64_t)(info->size >> 9))) ?:
+		      jadd(o, "size", json_object_new_uint64(info->size)) ?:
+		      jadd(o, "sectors", json_object_new_uint64(info->size >> 9)) ?:
 		      jadd(o, "targets", targets);
 	else
 		json_object_put(targets);
