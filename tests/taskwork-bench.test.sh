@@ -2,7 +2,8 @@
 # The bench's task-work options on null devices: --sqthread_poll=1 (the
 # reaper watches the CQ ring, as fio's engine does, and must still get every
 # CQE, also at the end of a run), with --tw_prio and --tw_issue, and
-# --taskrun=defer; the combinations Linux refuses.
+# --taskrun=defer; the combinations Linux refuses; the ring limits checked
+# before a run (iodepth, sqthread_poll_cpu).
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -22,3 +23,17 @@ for depth in 1 64 2048; do
 done
 expect_err sqpoll_defer_refused 1 "DEFER_TASKRUN cannot be combined with SQPOLL" \
 	--filename=$DEV --sqthread_poll=1 --taskrun=defer "${SHORT[@]}"
+
+# Ring limits are checked before anything runs (exit 2, no report), naming
+# the option: the ring's most entries, and an SQ thread CPU that cannot be used.
+expect_err iodepth_above_ring 2 "job 'a': option 'iodepth': 32769 is out of range for ioengine=blkring (1 to 32768" \
+	--filename=$DEV --iodepth=32769 "${SHORT[@]}"
+check iodepth_above_ring_no_report '[[ ! -s $T/out ]]' "stdout: $(head -c 200 "$T/out")"
+cpus=$(getconf _NPROCESSORS_CONF)
+expect_err sqpoll_cpu_unusable 2 "job 'a': sqthread_poll_cpu=$cpus: not a CPU this process may use" \
+	--filename=$DEV --sqthread_poll=1 --sqthread_poll_cpu="$cpus" "${SHORT[@]}"
+check sqpoll_cpu_unusable_no_report '[[ ! -s $T/out ]]' "stdout: $(head -c 200 "$T/out")"
+expect_json sqpoll_cpu "$DONE" --filename=$DEV --sqthread_poll=1 --sqthread_poll_cpu=0 "${SHORT[@]}"
+# Without an SQ thread the CPU is ignored, as other ignored options are: with a note.
+expect_err sqpoll_cpu_alone_note 0 "note: job 'a': sqthread_poll_cpu=0 has no effect without sqthread_poll=1" \
+	--filename=$DEV --sqthread_poll_cpu=0 "${SHORT[@]}"

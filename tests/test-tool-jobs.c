@@ -208,6 +208,9 @@ static void test_file_errors(void)
 	    {"[a]\nfilename=null:\niodepth_batch_complete_min=8\niodepth_batch_complete_max=4\n",
 	     ":1: job 'a': iodepth_batch_complete_min (8) is above iodepth_batch_complete_max (4)",
 	     NULL},
+	    {"[a]\nfilename=null:\niodepth=32769\n",
+	     ":1: job 'a': option 'iodepth': 32769 is out of range for ioengine=blkring",
+	     "(1 to 32768"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -241,6 +244,21 @@ static void test_command_line_errors(void)
 	      "/nonexistent/job.fio: cannot open the job file", "No such file");
 }
 
+/* A ring's limit binds the blkring engine only: sync ignores iodepth (with a note). */
+static void test_iodepth_limit(void)
+{
+	struct bench_cfg cfg;
+
+	CHECK_EQ(parse(&cfg, "--name=a", "--filename=null:", "--iodepth=32768", NULL), 0);
+	bench_cfg_free(&cfg);
+	CHECK_EQ(
+	    parse(&cfg, "--name=a", "--filename=null:", "--ioengine=sync", "--iodepth=65536", NULL),
+	    0);
+	bench_cfg_free(&cfg);
+	fails(&cfg, parse(&cfg, "--iodepth=65536", "--name=a", "--filename=null:", NULL),
+	      "command line: job 'a': option 'iodepth': 65536 is out of range", "(1 to 32768");
+}
+
 static int count_keys(void *ctx, const char *section, const char *key, const char *val,
                       const char *where)
 {
@@ -271,6 +289,7 @@ static const struct test_case cases[] = {
     {"help_and_version", test_help_and_version, 0},
     {"file_errors", test_file_errors, 0},
     {"command_line_errors", test_command_line_errors, 0},
+    {"iodepth_limit", test_iodepth_limit, 0},
     {"jobfile_text", test_jobfile_text, 0},
     {NULL, NULL, 0},
 };

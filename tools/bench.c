@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -232,6 +234,66 @@ static int job_open(struct job *j)
 	return job_region(j, &info) ?: job_ops_fit(j, &info);
 }
 
+/* cpus as a CPU list: "0-3,6". */
+static void cpu_list(char *buf, size_t size, const cpu_set_t *cpus)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE && len < size; c++) {
+		int last = c;
+
+		if (!CPU_ISSET(c, cpus))
+			continue;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, cpus))
+			last++;
+		len += (size_t)snprintf(buf + len, size - len, last > c ? "%s%d-%d" : "%s%d",
+		                        len ? "," : "", c, last);
+		c = last;
+	}
+}
+
+static void *probe_thread(void *arg)
+{
+	return arg;
+}
+
+/*
+ * The ring's setup pins the SQ thread to sqthread_poll_cpu, which fails on
+ * a CPU this process may not use (offline, outside its cpuset) once the
+ * job has started: a thread pinned there first tells.
+ */
+static int def_sq_cpu_fits(const struct job_def *d)
+{
+	const struct job_opts *o = &d->o;
+	pthread_attr_t attr;
+	cpu_set_t cpus;
+	char list[256];
+	pthread_t t;
+	int ret;
+
+	if (o->ioengine != ENGINE_BLKRING || !o->sqthread_poll ||
+	    !opt_is_set(o, "sqthread_poll_cpu"))
+		return 0;
+	CPU_ZERO(&cpus);
+	CPU_SET(o->sqthread_poll_cpu, &cpus);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+	ret = pthread_create(&t, &attr, probe_thread, NULL);
+	pthread_attr_destroy(&attr);
+	if (!ret)
+		pthread_join(t, NULL);
+	/* Anything but EINVAL is not about the CPU: the ring's setup reports it. */
+	if (ret != EINVAL)
+		return 0;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+		CPU_ZERO(&cpus);
+	cpu_list(list, sizeof(list), &cpus);
+	return def_error(
+	    d, "sqthread_poll_cpu=%u: not a CPU this process may use (it runs on CPUs %s)",
+	    o->sqthread_poll_cpu, list);
+}
+
 static int bench_jobs(struct bench_run *br)
 {
 	unsigned n = 0;
@@ -245,6 +307,8 @@ static int bench_jobs(struct bench_run *br)
 	for (unsigned i = 0; i < br->cfg.nr_defs; i++) {
 		const struct job_def *d = &br->cfg.defs[i];
 
+		if (def_sq_cpu_fits(d))
+			return -EINVAL;
 		for (unsigned k = 0; k < d->o.numjobs; k++) {
 			struct job *j = &br->jobs[br->nr_jobs];
 			int ret;
@@ -277,6 +341,11 @@ static void bench_notes(const struct bench_cfg *cfg)
 			        "effect\n");
 			thread_note = true;
 		}
+		if (opt_is_set(o, "sqthread_poll_cpu") && !o->sqthread_poll)
+			fprintf(stderr,
+			        "blkring: note: job '%s': sqthread_poll_cpu=%u has no effect "
+			        "without sqthread_poll=1\n",
+			        o->name, o->sqthread_poll_cpu);
 		if (o->ioengine == ENGINE_SYNC && o->iodepth > 1)
 			fprintf(stderr,
 			        "blkring: note: job '%s': ioengine=sync does one I/O at a time; "

@@ -215,6 +215,22 @@ static int build_cl_job(struct parse_state *ps, struct cl_job *cj)
 	return ret;
 }
 
+/*
+ * A blkring job's ring has an SQ entry per I/O in flight, and a ring takes
+ * at most BENCH_RING_MAX_DEPTH: more would fail only once the job starts.
+ */
+static int check_ring_depth(const struct job_def *d)
+{
+	const struct job_opts *o = &d->o;
+
+	if (o->ioengine != ENGINE_BLKRING || o->iodepth <= BENCH_RING_MAX_DEPTH)
+		return 0;
+	return blkring__error(-EINVAL,
+	                      "%s: job '%s': option 'iodepth': %u is out of range for "
+	                      "ioengine=blkring (1 to %u, the most entries a ring takes)",
+	                      d->where, o->name, o->iodepth, BENCH_RING_MAX_DEPTH);
+}
+
 static int check_def(const struct job_def *d)
 {
 	const struct job_opts *o = &d->o;
@@ -239,7 +255,7 @@ static int check_def(const struct job_def *d)
 		                      "iodepth_batch_complete_max (%u)",
 		                      d->where, o->name, o->iodepth_batch_complete_min,
 		                      o->iodepth_batch_complete_max);
-	return 0;
+	return check_ring_depth(d);
 }
 
 static void assign_groups(struct bench_cfg *cfg)

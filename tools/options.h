@@ -18,6 +18,9 @@
 #define BENCH_MAX_PERCENTILES 20 /* fio's FIO_IO_U_LIST_MAX_LEN */
 #define BENCH_NAME_MAX 256
 #define BENCH_PATH_MAX 1024
+/* The most entries blkring_queue_init() takes (blkring.h): a blkring job's
+ * iodepth.  The library has no public name for it. */
+#define BENCH_RING_MAX_DEPTH 32768U
 
 /*
  * Data directions, in fio's order (its JSON has read, write, trim), then
