@@ -87,3 +87,7 @@ output_kept() {
 output_kept output_kept_bad_bs "bs=3 is not a multiple" --filename=null: --bs=3 --runtime=100ms
 output_kept output_kept_bad_spec "filename=null:sise=1: null: unknown key 'sise'" \
 	--filename=null:sise=1
+
+# A runtime whose nanoseconds do not fit used to wrap and end the run at once.
+expect2 runtime_too_long "option 'runtime': '18446744073709551615us' is too long (at most 106751d" \
+	--name=a --filename=null: --runtime=18446744073709551615us --time_based

@@ -130,6 +130,15 @@ static void test_times(void)
 	CHECK_EQ(o.ramp_time_us, 100000);
 	set_fails("runtime", "10x", true, true, "option 'runtime'", "'10x' is not a time");
 	set_fails("ramp_time", "1.5", true, true, "'1.5' is not a time", NULL);
+	/* The longest time whose nanoseconds fit, and past it (it used to wrap). */
+	set_ok("runtime", "106751d");
+	CHECK_EQ(o.runtime_us, 106751ULL * 86400000000ULL);
+	set_fails("runtime", "18446744073709551615us", true, true, "option 'runtime'",
+	          "'18446744073709551615us' is too long (at most 106751d, about 292 years)");
+	set_fails("runtime", "9223286400000001us", true, true, "is too long", NULL);
+	set_fails("ramp_time", "106752d", true, true, "option 'ramp_time'",
+	          "'106752d' is too long");
+	set_fails("ramp_time", "999999999999h", true, true, "is too long", NULL);
 }
 
 static void test_bools_and_numbers(void)

@@ -199,36 +199,47 @@ static int opt_bs(const struct bench_opt *opt, const char *val, void *field)
 	return 0;
 }
 
-/* fio's times: a number with us, ms, s, m, h or d; seconds by default. */
-static int opt_time(const struct bench_opt *opt, const char *val, void *field)
+#define US_PER_DAY 86400000000ULL
+
+/* Microseconds in one of a time's unit: us, ms, s, m, h or d; seconds by default. */
+static uint64_t time_unit_us(const char *suffix)
 {
 	static const struct {
 		const char *suffix;
 		uint64_t us;
 	} units[] = {
-	    {"", 1000000ULL},     {"s", 1000000ULL},    {"sec", 1000000ULL},   {"us", 1ULL},
-	    {"usec", 1ULL},       {"ms", 1000ULL},      {"msec", 1000ULL},     {"m", 60000000ULL},
-	    {"min", 60000000ULL}, {"h", 3600000000ULL}, {"d", 86400000000ULL},
+	    {"", 1000000ULL},     {"s", 1000000ULL},    {"sec", 1000000ULL}, {"us", 1ULL},
+	    {"usec", 1ULL},       {"ms", 1000ULL},      {"msec", 1000ULL},   {"m", 60000000ULL},
+	    {"min", 60000000ULL}, {"h", 3600000000ULL}, {"d", US_PER_DAY},
 	};
-	uint64_t v, us;
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcasecmp(suffix, units[i].suffix))
+			return units[i].us;
+	return 0;
+}
+
+/*
+ * fio's times.  The job counts them in nanoseconds from a clock reading,
+ * so a longer one than opt->max would wrap and end the job at once.
+ */
+static int opt_time(const struct bench_opt *opt, const char *val, void *field)
+{
+	uint64_t v, unit, us;
 	char *end;
 
-	(void)opt;
-	if (parse_u64(val, &v, &end))
-		goto bad;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcasecmp(end, units[i].suffix))
-			continue;
-		if (mul_overflows(v, units[i].us, &us))
-			goto bad;
-		*(uint64_t *)field = us;
-		return 0;
-	}
-bad:
-	return blkring__error(-EINVAL,
-	                      "'%s' is not a time (a whole number with us, ms, s, m, h or d; "
-	                      "seconds without)",
-	                      val);
+	if (parse_u64(val, &v, &end) || !(unit = time_unit_us(end)))
+		return blkring__error(-EINVAL,
+		                      "'%s' is not a time (a whole number with us, ms, s, m, h or "
+		                      "d; seconds without)",
+		                      val);
+	if (mul_overflows(v, unit, &us) || us > opt->max)
+		return blkring__error(
+		    -EINVAL, "'%s' is too long (at most %" PRIu64 "d, about %" PRIu64 " years)",
+		    val, (uint64_t)(opt->max / US_PER_DAY),
+		    (uint64_t)(opt->max / US_PER_DAY / 365));
+	*(uint64_t *)field = us;
+	return 0;
 }
 
 static int choice_error(const struct bench_opt *opt, const char *val)
@@ -468,11 +479,11 @@ const struct bench_opt bench_opts[] = {
     {"offset", NULL, "SIZE|N%", "start of the region", NULL, opt_size_pct, JOB(offset), 0, 0,
      UINT64_MAX, NULL},
     {"runtime", "timeout", "TIME", "stop after this long (seconds without a unit)", NULL, opt_time,
-     JOB(runtime_us), 0, 0, 0, NULL},
+     JOB(runtime_us), 0, 0, BENCH_TIME_MAX_US, NULL},
     {"time_based", NULL, "BOOL", "run for runtime, going over the region again", "0", opt_bool,
      JOB(time_based), OPT_BARE, 0, 0, NULL},
     {"ramp_time", NULL, "TIME", "run this long before measuring", NULL, opt_time, JOB(ramp_time_us),
-     0, 0, 0, NULL},
+     0, 0, BENCH_TIME_MAX_US, NULL},
     {"randrepeat", NULL, "BOOL", "the same random offsets on every run", "1", opt_bool,
      JOB(randrepeat), OPT_BARE, 0, 0, NULL},
     {"randseed", NULL, "N", "seed of the random offsets", "0xb1899bed", opt_u64, JOB(randseed), 0,

@@ -21,6 +21,9 @@
 /* The most entries blkring_queue_init() takes (blkring.h): a blkring job's
  * iodepth.  The library has no public name for it. */
 #define BENCH_RING_MAX_DEPTH 32768U
+/* runtime and ramp_time: whole days whose nanoseconds fit in an int64_t, so a
+ * clock reading plus one cannot wrap (106751 days, about 292 years). */
+#define BENCH_TIME_MAX_US (106751ULL * 86400000000ULL)
 
 /*
  * Data directions, in fio's order (its JSON has read, write, trim), then
