@@ -40,6 +40,13 @@ expect2 jobfile_line "$T/bad.fio:6: option 'bs': '4q' is not a size" "$T/bad.fio
 printf '[a]\nfilename=null:\nzonemode=zbd\n' >"$T/bad.fio"
 expect2 jobfile_fio_only "$T/bad.fio:3: option 'zonemode' is a fio option" "$T/bad.fio"
 expect2 jobfile_missing "cannot open the job file" "$T/none.fio"
+mkdir "$T/dir.fio"
+expect2 jobfile_directory "$T/dir.fio: cannot read the job file: Is a directory" "$T/dir.fio"
+# A NUL byte used to end the file there: job b, and its bad rw=, went unread.
+printf '[global]\nfilename=null:size=1M\nruntime=100ms\n[a]\nrw=write\n\0\n[b]\nrw=foo\n' \
+	>"$T/nul.fio"
+expect2 jobfile_nul "$T/nul.fio:6: a NUL byte" "$T/nul.fio"
+check jobfile_nul_no_run '[[ ! -s $T/out ]]' "stdout: $(head -c 200 "$T/out")"
 
 # I/O errors: sectors 100-199 fail; the first read there stops the job.
 "$B" bench --name=bad --filename=null:badblocks=100-199,size=1M --rw=read >"$T/out" 2>"$T/err"

@@ -96,24 +96,65 @@ int jobfile_parse_text(const char *name, char *text, jobfile_fn fn, void *ctx)
 	return 0;
 }
 
+/* All of f, NUL-terminated; *len leaves the terminator out. */
+static int read_all(FILE *f, char **out, size_t *len)
+{
+	size_t cap = 0, n = 0, got;
+	char *text = NULL, *bigger;
+
+	errno = 0;
+	do {
+		if (cap - n < 2) {
+			cap = cap ? 2 * cap : 4096;
+			bigger = realloc(text, cap);
+			if (!bigger) {
+				free(text);
+				return -ENOMEM;
+			}
+			text = bigger;
+		}
+		got = fread(text + n, 1, cap - n - 1, f);
+		n += got;
+	} while (got);
+	if (ferror(f)) {
+		free(text);
+		return errno ? -errno : -EIO;
+	}
+	text[n] = '\0';
+	*out = text;
+	*len = n;
+	return 0;
+}
+
+/* A NUL would end the text the parser sees: the rest of the file would go unread. */
+static int check_no_nul(const char *path, const char *text, size_t len)
+{
+	const char *nul = memchr(text, '\0', len);
+	unsigned line = 1;
+
+	if (!nul)
+		return 0;
+	for (const char *p = text; p < nul; p++)
+		line += *p == '\n';
+	return blkring__error(-EINVAL, "%s:%u: a NUL byte (a job file is text)", path, line);
+}
+
 int jobfile_parse(const char *path, jobfile_fn fn, void *ctx)
 {
 	FILE *f = fopen(path, "r");
 	char *text = NULL;
-	size_t cap = 0;
-	ssize_t len;
+	size_t len;
 	int ret;
 
 	if (!f)
 		return blkring__error(-errno, "%s: cannot open the job file: %s", path,
 		                      strerror(errno));
-	len = getdelim(&text, &cap, '\0', f);
-	ret = len < 0 && ferror(f) ? -EIO : 0;
+	ret = read_all(f, &text, &len);
 	fclose(f);
-	if (!ret)
-		ret = jobfile_parse_text(path, len < 0 ? (char[]){""} : text, fn, ctx);
-	else
-		blkring__error(ret, "%s: cannot read the job file", path);
+	if (ret)
+		return blkring__error(ret, "%s: cannot read the job file: %s", path,
+		                      strerror(-ret));
+	ret = check_no_nul(path, text, len) ?: jobfile_parse_text(path, text, fn, ctx);
 	free(text);
 	return ret;
 }
