@@ -145,6 +145,17 @@ else
 	fail usage "exit $rc1/$rc2"
 fi
 
+# --help, wherever it stands, prints the usage on stdout and exits 0.
+help_ok() {
+	"$B" "$@" >"$T/out" 2>"$T/err" && [[ ! -s $T/err ]] && grep -q "^usage: blkring $1 " "$T/out"
+}
+if help_ok table check --help && help_ok table check -h && help_ok table check "$T/vol.table" --help &&
+	help_ok table --help && help_ok info --help && help_ok info null: --help; then
+	pass help
+else
+	fail help "stderr: $(head -c 300 "$T/err")"
+fi
+
 "$B" info "table:$T/vol.table" >"$T/out" 2>"$T/err"
 rc=$?
 if [[ $rc == 0 ]] && grep -q "^  type: *table$" "$T/out" && grep -q "^  table:$" "$T/out" &&

@@ -138,6 +138,7 @@ static void info_usage(FILE *f)
 	           "volume (table:FILE) also its targets, their legs and sector ranges.\n");
 }
 
+/* 0, or 1 for --help, or -EINVAL after saying what is wrong. */
 static int info_args(int argc, char **argv, const char **spec, bool *json)
 {
 	*spec = NULL;
@@ -145,6 +146,8 @@ static int info_args(int argc, char **argv, const char **spec, bool *json)
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return 1;
 		if (!strcmp(a, "--output-format=json")) {
 			*json = true;
 		} else if (!strcmp(a, "--output-format=normal")) {
@@ -179,12 +182,11 @@ int cmd_info(int argc, char **argv)
 	bool json;
 	int ret;
 
-	if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+	ret = info_args(argc, argv, &spec, &json);
+	if (ret > 0)
 		info_usage(stdout);
-		return EXIT_CLEAN;
-	}
-	if (info_args(argc, argv, &spec, &json))
-		return EXIT_USAGE;
+	if (ret)
+		return ret > 0 ? EXIT_CLEAN : EXIT_USAGE;
 	ret = blkring_dev_open(spec, &dev);
 	if (ret) {
 		fprintf(stderr, "blkring: info: %s: %s\n", spec,

@@ -205,6 +205,7 @@ static int check_json(struct blkring_dev *dev, const struct blkring_dev_info *in
 	return ret;
 }
 
+/* 0, or 1 for --help, or -EINVAL after saying what is wrong. */
 static int check_args(int argc, char **argv, const char **file, bool *json)
 {
 	*file = NULL;
@@ -212,6 +213,8 @@ static int check_args(int argc, char **argv, const char **file, bool *json)
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return 1;
 		if (!strcmp(a, "--output-format=json")) {
 			*json = true;
 		} else if (!strcmp(a, "--output-format=normal")) {
@@ -248,8 +251,11 @@ static int table_check(int argc, char **argv)
 	bool json;
 	int ret;
 
-	if (check_args(argc, argv, &file, &json))
-		return EXIT_USAGE;
+	ret = check_args(argc, argv, &file, &json);
+	if (ret > 0)
+		table_usage(stdout);
+	if (ret)
+		return ret > 0 ? EXIT_CLEAN : EXIT_USAGE;
 	spec = table_spec(file);
 	if (!spec)
 		return EXIT_IO_ERROR;
