@@ -3,7 +3,7 @@
 # commands, blocking calls), JSON has fio's "trim" object and a "zero" one
 # shaped like it, zero_flags parses and is checked, devices without the
 # operation are refused before anything runs, and trimmed or zeroed blocks
-# read back as zeros.
+# read back as zeros, and such jobs allocate no data buffers.
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -89,3 +89,19 @@ if [[ $rc == 0 ]] && grep -q "^  trim: IOPS=" "$T/out" && grep -q "^  zero: IOPS
 else
 	fail normal_output "exit $rc: $(head -c 300 "$T/err")"
 fi
+
+# Trim and write zeroes carry no data, so jobs that only do those allocate
+# no data buffers (iodepth x bs: 512 MiB here, which used to be allocated
+# and filled); the peak RSS of the whole run stays far below that.
+peak_rss() { # prints "STATUS KIB" of the command
+	python3 -c '
+import resource, subprocess, sys
+rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+for kind in "randtrim null:memory_backed=1,discard=1,size=1G" "zero null:size=1G"; do
+	read -r rw dev <<<"$kind"
+	read -r rc kib < <(peak_rss "$B" bench --name=a --filename="$dev" --rw="$rw" \
+		--bs=256m --iodepth=2 --runtime=100ms)
+	check "no_buffers_$rw" '[[ $rc == 0 && $kib -lt 262144 ]]' "exit $rc, peak RSS ${kib} KiB"
+done

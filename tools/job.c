@@ -408,9 +408,38 @@ static unsigned clamp_batch(unsigned v, unsigned depth)
 	return !v || v > depth ? depth : v;
 }
 
+/*
+ * Data buffer bytes per unit.  Discard and write zeroes carry no data, so
+ * a job that only trims or zeroes needs none, unless fixedbufs registers
+ * them all the same (verify takes reads or writes, which carry data).
+ */
+static uint64_t job_buf_bs(const struct job *j)
+{
+	unsigned data = (1U << DDIR_READ) | (1U << DDIR_WRITE);
+
+	if (!(j->ddirs & data) && !j->o->fixedbufs && !j->o->verify)
+		return 0;
+	return job_max_bs(j);
+}
+
+/* Written data is random, as fio's default buffers are. */
+static int job_alloc_bufs(struct job *j, uint64_t bs)
+{
+	uint64_t rng = j->number;
+
+	if (!bs)
+		return 0;
+	if (posix_memalign(&j->bufs, 4096, j->depth * bs))
+		return -ENOMEM;
+	j->bufs_len = j->depth * bs;
+	for (uint64_t i = 0; i < j->depth * bs / 8; i++)
+		((uint64_t *)j->bufs)[i] = rng_next(&rng);
+	return 0;
+}
+
 static int job_alloc(struct job *j)
 {
-	uint64_t bs = job_max_bs(j), rng = j->number;
+	uint64_t bs = job_buf_bs(j);
 
 	j->ios = calloc(j->depth, sizeof(*j->ios));
 	j->free = calloc(j->depth, sizeof(*j->free));
@@ -419,14 +448,10 @@ static int job_alloc(struct job *j)
 	j->free_batches = calloc(j->depth, sizeof(*j->free_batches));
 	j->touched = calloc(j->depth, sizeof(*j->touched));
 	if (!j->ios || !j->free || !j->batch || !j->batches || !j->free_batches || !j->touched ||
-	    posix_memalign(&j->bufs, 4096, j->depth * bs))
+	    job_alloc_bufs(j, bs))
 		return -ENOMEM;
-	j->bufs_len = j->depth * bs;
-	/* Written data is random, as fio's default buffers are. */
-	for (uint64_t i = 0; i < j->depth * bs / 8; i++)
-		((uint64_t *)j->bufs)[i] = rng_next(&rng);
 	for (unsigned i = 0; i < j->depth; i++) {
-		j->ios[i].buf = (char *)j->bufs + i * bs;
+		j->ios[i].buf = bs ? (char *)j->bufs + i * bs : NULL;
 		j->ios[i].zero_flags = (uint8_t)j->o->zero_flags;
 		j->free[i] = &j->ios[i];
 		j->free_batches[i] = &j->batches[i];
