@@ -31,6 +31,11 @@ expect2 past_end "size=2097152 at offset=0 goes past the end" \
 	--name=a --filename=null:size=1M --size=2M
 expect2 offset_past_end "offset=1048576 is at or past the end" \
 	--name=a --filename=null:size=1M --offset=1M
+# A percentage is shown with what it came to: alone "size=0" would puzzle.
+expect2 size_pct_below_block "size=1% (0 bytes of 1048576, in whole blocks) is smaller than one block (bs=1048576)" \
+	--name=a --filename=null:size=1M --bs=1m --size=1%
+expect2 offset_pct_past_end "offset=100% (1048576 bytes of 1048576, in whole blocks) is at or past the end" \
+	--name=a --filename=null:size=1M --offset=100%
 expect2 block_size "bs=512 is not a multiple of null:bs=4096" \
 	--name=a --filename=null:bs=4096 --bs=512
 expect2 output_format "'xml' is not one of normal, json" --output-format=xml --name=a

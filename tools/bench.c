@@ -72,6 +72,22 @@ static uint64_t pct_of(uint64_t size, unsigned pct, uint64_t align)
 	return v - v % align;
 }
 
+/*
+ * A size or offset as the job gave it, for messages: "size=4096", or with
+ * a percentage what it came to ("size=1% (0 bytes of 1048576, in whole
+ * blocks)"), which alone would puzzle.
+ */
+static const char *given_as(char *buf, size_t size, const char *key, const struct size_pct *sp,
+                            uint64_t bytes, uint64_t dev_size)
+{
+	if (sp->pct)
+		snprintf(buf, size, "%s=%u%% (%" PRIu64 " bytes of %" PRIu64 ", in whole blocks)",
+		         key, sp->pct, bytes, dev_size);
+	else
+		snprintf(buf, size, "%s=%" PRIu64, key, bytes);
+	return buf;
+}
+
 /* The region a job works on, checked against its device's size and blocks. */
 static int job_region(struct job *j, const struct blkring_dev_info *info)
 {
@@ -79,6 +95,7 @@ static int job_region(struct job *j, const struct blkring_dev_info *info)
 	const struct job_def *d = j->def;
 	unsigned ddirs = rw_modes[o->rw].ddirs;
 	uint64_t lbs = info->logical_block_size, off, len, max_bs = 0;
+	char off_text[96], len_text[96];
 
 	for (unsigned k = 0; k < BENCH_DDIR_NR; k++) {
 		if (!(ddirs & (1U << k)))
@@ -92,26 +109,23 @@ static int job_region(struct job *j, const struct blkring_dev_info *info)
 			max_bs = o->bs[k];
 	}
 	off = o->offset.pct ? pct_of(info->size, o->offset.pct, lbs) : o->offset.bytes;
+	given_as(off_text, sizeof(off_text), "offset", &o->offset, off, info->size);
 	if (off % lbs)
-		return def_error(d,
-		                 "offset=%" PRIu64
-		                 " is not a multiple of the logical block size (%" PRIu64 ")",
-		                 off, lbs);
+		return def_error(d, "%s is not a multiple of the logical block size (%" PRIu64 ")",
+		                 off_text, lbs);
 	if (off >= info->size)
-		return def_error(
-		    d, "offset=%" PRIu64 " is at or past the end of %s (%" PRIu64 " bytes)", off,
-		    o->filename, info->size);
+		return def_error(d, "%s is at or past the end of %s (%" PRIu64 " bytes)", off_text,
+		                 o->filename, info->size);
 	len = o->size.pct     ? pct_of(info->size, o->size.pct, max_bs)
 	      : o->size.bytes ? o->size.bytes
 	                      : info->size - off;
+	given_as(len_text, sizeof(len_text), "size", &o->size, len, info->size);
 	if (len > info->size - off)
-		return def_error(d,
-		                 "size=%" PRIu64 " at offset=%" PRIu64
-		                 " goes past the end of %s (%" PRIu64 " bytes)",
-		                 len, off, o->filename, info->size);
+		return def_error(d, "%s at %s goes past the end of %s (%" PRIu64 " bytes)",
+		                 len_text, off_text, o->filename, info->size);
 	if (len < max_bs)
-		return def_error(d, "size=%" PRIu64 " is smaller than one block (bs=%" PRIu64 ")",
-		                 len, max_bs);
+		return def_error(d, "%s is smaller than one block (bs=%" PRIu64 ")", len_text,
+		                 max_bs);
 	j->region_start = off;
 	j->region_len = len;
 	return 0;
