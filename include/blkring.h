@@ -178,8 +178,12 @@ struct blkring {
 /* Ring setup and teardown.                                           */
 /* ------------------------------------------------------------------ */
 
-/* A ring of `entries` (1..32768, rounded up to a power of two) SQEs owned by
- * the calling thread; -EINVAL for bad sizes or flags (SQPOLL with
+/* The most SQEs a ring takes (io_uring's IORING_MAX_ENTRIES); the CQ takes
+ * twice as many. */
+#define BLKRING_MAX_ENTRIES 32768U
+
+/* A ring of `entries` (1..BLKRING_MAX_ENTRIES, rounded up to a power of
+ * two) SQEs owned by the calling thread; -EINVAL for bad sizes or flags (SQPOLL with
  * DEFER_TASKRUN, SQ_AFF without SQPOLL).  With SQPOLL the calling thread
  * stays the application's thread: it submits, waits and registers; the SQ
  * thread does the rest (docs/API.md).  With BLKRING_SETUP_IOPOLL reads and

@@ -217,18 +217,18 @@ static int build_cl_job(struct parse_state *ps, struct cl_job *cj)
 
 /*
  * A blkring job's ring has an SQ entry per I/O in flight, and a ring takes
- * at most BENCH_RING_MAX_DEPTH: more would fail only once the job starts.
+ * at most BLKRING_MAX_ENTRIES: more would fail only once the job starts.
  */
 static int check_ring_depth(const struct job_def *d)
 {
 	const struct job_opts *o = &d->o;
 
-	if (o->ioengine != ENGINE_BLKRING || o->iodepth <= BENCH_RING_MAX_DEPTH)
+	if (o->ioengine != ENGINE_BLKRING || o->iodepth <= BLKRING_MAX_ENTRIES)
 		return 0;
 	return blkring__error(-EINVAL,
 	                      "%s: job '%s': option 'iodepth': %u is out of range for "
 	                      "ioengine=blkring (1 to %u, the most entries a ring takes)",
-	                      d->where, o->name, o->iodepth, BENCH_RING_MAX_DEPTH);
+	                      d->where, o->name, o->iodepth, BLKRING_MAX_ENTRIES);
 }
 
 static int check_def(const struct job_def *d)

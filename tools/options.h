@@ -18,9 +18,6 @@
 #define BENCH_MAX_PERCENTILES 20 /* fio's FIO_IO_U_LIST_MAX_LEN */
 #define BENCH_NAME_MAX 256
 #define BENCH_PATH_MAX 1024
-/* The most entries blkring_queue_init() takes (blkring.h): a blkring job's
- * iodepth.  The library has no public name for it. */
-#define BENCH_RING_MAX_DEPTH 32768U
 /* runtime and ramp_time: whole days whose nanoseconds fit in an int64_t, so a
  * clock reading plus one cannot wrap (106751 days, about 292 years). */
 #define BENCH_TIME_MAX_US (106751ULL * 86400000000ULL)

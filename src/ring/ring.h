@@ -23,7 +23,6 @@
 #include "lib/compiler.h"
 #include "lib/llist.h"
 
-#define BLKRING_MAX_ENTRIES 32768U
 #define BLKRING_MAX_CQ_ENTRIES (2 * BLKRING_MAX_ENTRIES)
 #define BLKRING_MAX_DEVICES 65536U
 #define BLKRING_MAX_WORKERS 256U
