@@ -26,7 +26,7 @@ expect_json strategy_replaces_key "$POLLED" --name=a --filename="table:$T/v.tabl
 	--poll_strategy=all "${SHORT[@]}"
 expect_err strategy_bad_key 2 "bad value 'bogus' for key 'poll'" \
 	--name=a --filename="table:$T/v.table,poll=bogus" --hipri=1 "${SHORT[@]}"
-expect_err hipri_no_poll_queues 1 "EOPNOTSUPP" \
+expect_err hipri_no_poll_queues 2 "hipri=1: null:size=1M,poll_queues=0 has no poll queues" \
 	--name=a --filename=null:size=1M,poll_queues=0 --hipri=1 "${SHORT[@]}"
 expect_err hipri_sync 2 "hipri=1 needs ioengine=blkring" \
 	--name=a --filename=null:size=1M --hipri=1 --ioengine=sync "${SHORT[@]}"

@@ -150,6 +150,11 @@ static int job_ops_fit(struct job *j, const struct blkring_dev_info *info)
 		                 "(bs=%" PRIu64 ",%" PRIu64 ")",
 		                 rw_modes[o->rw].name, o->bs[DDIR_READ], o->bs[DDIR_WRITE]);
 
+	if ((ddirs & ~(1U << DDIR_READ)) && info->read_only)
+		return def_error(j->def, "rw=%s: %s is read-only", rw_modes[o->rw].name,
+		                 o->filename);
+	if (o->hipri && !(info->features & BLKRING_FEAT_POLL))
+		return def_error(j->def, "hipri=1: %s has no poll queues", o->filename);
 	if ((ddirs & (1U << DDIR_TRIM)) && !(info->features & BLKRING_FEAT_DISCARD))
 		return def_error(j->def, "rw=%s: %s does not support discard", rw_modes[o->rw].name,
 		                 o->filename);
