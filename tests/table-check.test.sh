@@ -110,6 +110,20 @@ expect_error bad_number '0 1x zero\n' "1: length '1x': expected a number of sect
 expect_error stripe_chunk '0 64 striped 2 4 null: 0 null: 0\n' \
 	"1: striped: argument 2 '4': chunk must be at least 8 sectors (one page)"
 
+# A name with ":N:" in it is not taken for the line.
+printf '0 8 zero\n0 8 zero\n' >"$T/v:12:x.table"
+"$B" table check "$T/v:12:x.table" --output-format=json >"$T/out" 2>/dev/null
+rc=$?
+if [[ $rc == 2 ]] && python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d['file'], d['line']) == ('$T/v:12:x.table', 2), d
+" "$T/out"; then
+	pass json_error_colon_name
+else
+	fail json_error_colon_name "exit $rc: $(head -c 300 "$T/out")"
+fi
+
 # An error inside a nested table: the outer line first, then the nested FILE:N.
 printf '0 10 zero\n5 10 zero\n' >"$T/sub/inner.table"
 printf '# outer\n0 8 linear table:inner.table 0\n' >"$T/sub/nest.table"

@@ -167,6 +167,8 @@ static void print_json(json_object *o)
 /*
  * A load error as JSON: the message, and the file and line it starts with
  * ("FILE:N: ..."; an error in a nested table names the outer line first).
+ * The line number is the first ":N:" followed by a space, so a name with
+ * ":N:" in it (v:12:x.table) is not taken for one.
  */
 static void check_json_error(const char *file, const char *msg)
 {
@@ -175,7 +177,7 @@ static void check_json_error(const char *file, const char *msg)
 	unsigned line = 0;
 	int n = 0;
 
-	while ((p = strchr(p, ':')) && !(sscanf(p, ":%u:%n", &line, &n) == 1 && n))
+	while ((p = strchr(p, ':')) && !(sscanf(p, ":%u:%n", &line, &n) == 1 && n && p[n] == ' '))
 		p++;
 	if (o && !(jadd(o, "table", json_object_new_string(file)) ?:
 	           jadd(o, "valid", json_object_new_boolean(0)) ?:
