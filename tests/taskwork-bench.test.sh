@@ -37,3 +37,6 @@ expect_json sqpoll_cpu "$DONE" --filename=$DEV --sqthread_poll=1 --sqthread_poll
 # Without an SQ thread the CPU is ignored, as other ignored options are: with a note.
 expect_err sqpoll_cpu_alone_note 0 "note: job 'a': sqthread_poll_cpu=0 has no effect without sqthread_poll=1" \
 	--filename=$DEV --sqthread_poll_cpu=0 "${SHORT[@]}"
+# A sync job has no ring: each ring option gets a note.
+expect_err ring_option_sync_note 0 "note: job 'a': tw_prio sets up a ring; ioengine=sync has none" \
+	--filename=$DEV --ioengine=sync --tw_prio=1 "${SHORT[@]}"

@@ -347,6 +347,20 @@ static int bench_jobs(struct bench_run *br)
 	return 0;
 }
 
+/* Options that set up a ring, on a job that has none. */
+static void note_ring_options(const struct job_opts *o)
+{
+	static const char *const ring_opts[] = {"sqthread_poll", "sqthread_poll_cpu", "tw_prio",
+	                                        "tw_issue",      "taskrun",           "fixedbufs"};
+
+	for (unsigned i = 0; i < sizeof(ring_opts) / sizeof(ring_opts[0]); i++)
+		if (opt_is_set(o, ring_opts[i]))
+			fprintf(stderr,
+			        "blkring: note: job '%s': %s sets up a ring; ioengine=sync has "
+			        "none, so it has no effect\n",
+			        o->name, ring_opts[i]);
+}
+
 static void bench_notes(const struct bench_cfg *cfg)
 {
 	bool thread_note = false;
@@ -360,7 +374,8 @@ static void bench_notes(const struct bench_cfg *cfg)
 			        "effect\n");
 			thread_note = true;
 		}
-		if (opt_is_set(o, "sqthread_poll_cpu") && !o->sqthread_poll)
+		if (opt_is_set(o, "sqthread_poll_cpu") && !o->sqthread_poll &&
+		    o->ioengine != ENGINE_SYNC)
 			fprintf(stderr,
 			        "blkring: note: job '%s': sqthread_poll_cpu=%u has no effect "
 			        "without sqthread_poll=1\n",
@@ -370,6 +385,8 @@ static void bench_notes(const struct bench_cfg *cfg)
 			        "blkring: note: job '%s': ioengine=sync does one I/O at a time; "
 			        "iodepth=%u has no effect\n",
 			        o->name, o->iodepth);
+		if (o->ioengine == ENGINE_SYNC)
+			note_ring_options(o);
 	}
 }
 
