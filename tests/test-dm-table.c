@@ -63,8 +63,8 @@ static const struct bad_table bad_tables[] = {
      "line 1: zero: start 0 and length 7 must be multiples of 8 sectors, the logical block "
      "size of the table's devices"},
     {"0 2048 linear " SMALL " 18446744073709551615", -EINVAL,
-     "line 1: linear: argument 1 '" SMALL "': offset 18446744073709551615 plus the target's "
-     "2048 sectors passes the last sector number"},
+     "line 1: linear: argument 1 '" SMALL "': offset 18446744073709551615 plus the 2048 "
+     "sectors it needs passes the last sector number"},
     /* striped */
     {"0 96 striped 2 12 " B4K " 0 null:size=1M,bs=4096,name=c4k 0", -EINVAL,
      "line 1: striped: a chunk of 12 sectors must be a multiple of 8 sectors, the logical "
@@ -238,7 +238,7 @@ static void test_file_errors(void)
 	/* A NUL would end the text early: the lines after it would vanish. */
 	put_bytes("nul.table", "0 100 zero\n#\0\n100 5 bogus\n", 26);
 	CHECK_EQ(open_table("nul.table", &dev), -EINVAL);
-	snprintf(want, sizeof(want), "table:%s/nul.table:2: a NUL byte: expected text", dir);
+	snprintf(want, sizeof(want), "%s/nul.table:2: a NUL byte: expected text", dir);
 	if (strcmp(blkring_last_error(), want))
 		TEST_FAIL("got: %s", blkring_last_error());
 	snprintf(want, sizeof(want), "%s/dir.table", dir);

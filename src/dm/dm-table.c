@@ -199,7 +199,7 @@ static int check_leg(struct dm_target *ti, unsigned arg, struct blkring_dev *dev
 		                             "cycle: the volume being loaded would contain itself");
 	if (__builtin_add_overflow(start, len, &end))
 		return blkring__dm_arg_error(ti, arg, -EINVAL,
-		                             "offset %llu plus the target's %llu sectors passes "
+		                             "offset %llu plus the %llu sectors it needs passes "
 		                             "the last sector number",
 		                             (unsigned long long)start, (unsigned long long)len);
 	if (end > sectors)

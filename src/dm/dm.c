@@ -847,7 +847,7 @@ static int check_text(const char *path, const char *text, size_t len)
 		return 0;
 	for (const char *p = text; p < nul; p++)
 		line += *p == '\n';
-	return blkring__error(-EINVAL, "table:%s:%u: a NUL byte: expected text", path, line);
+	return blkring__error(-EINVAL, "%s:%u: a NUL byte: expected text", path, line);
 }
 
 static int read_table(const char *path, char **textp)
