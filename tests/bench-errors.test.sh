@@ -52,6 +52,8 @@ printf '[global]\nfilename=null:size=1M\nruntime=100ms\n[a]\nrw=write\n\0\n[b]\n
 	>"$T/nul.fio"
 expect2 jobfile_nul "$T/nul.fio:6: a NUL byte" "$T/nul.fio"
 check jobfile_nul_no_run '[[ ! -s $T/out ]]' "stdout: $(head -c 200 "$T/out")"
+# Something that is no job file (/dev/zero) is not read until memory runs out.
+expect2 jobfile_endless "/dev/zero: larger than 1048576 bytes: not a job file" /dev/zero
 
 # I/O errors: sectors 100-199 fail; the first read there stops the job.
 "$B" bench --name=bad --filename=null:badblocks=100-199,size=1M --rw=read >"$T/out" 2>"$T/err"
@@ -96,6 +98,14 @@ output_kept() {
 output_kept output_kept_bad_bs "bs=3 is not a multiple" --filename=null: --bs=3 --runtime=100ms
 output_kept output_kept_bad_spec "filename=null:sise=1: null: unknown key 'sise'" \
 	--filename=null:sise=1
+# A refused run removes an --output file it created; an --output that
+# cannot be written stops the run before a file device is created.
+expect2 output_new_removed "bs=3 is not a multiple" --output="$T/new.txt" --name=a \
+	--filename=null: --bs=3
+check output_new_removed_file '[[ ! -e $T/new.txt ]]' "$T/new.txt was left behind"
+expect2 output_unwritable "output=$T/nodir/x: No such file or directory" \
+	--output="$T/nodir/x" --name=a --filename="file:$T/made.img,size=1M" --runtime=10ms
+check output_unwritable_no_device '[[ ! -e $T/made.img ]]' "$T/made.img was created"
 
 # A runtime whose nanoseconds do not fit used to wrap and end the run at once.
 expect2 runtime_too_long "option 'runtime': '18446744073709551615us' is too long (at most 106751d" \

@@ -6,6 +6,7 @@
  * reports.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,6 +34,8 @@ struct bench_run {
 	_Atomic bool stop;
 	bool start_failed;
 	int sig_fd, done_fd;
+	int out_fd;       /* --output, opened before the devices, not yet emptied */
+	bool out_created; /* by this run: a refused run removes it again */
 	FILE *out;
 	bool progress;
 };
@@ -54,15 +57,20 @@ static void usage(FILE *f)
 static int def_error(const struct job_def *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Built at its length: a nested table's message can be kilobytes long. */
 static int def_error(const struct job_def *d, const char *fmt, ...)
 {
-	char msg[768];
+	char *msg = NULL;
 	va_list ap;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	return blkring__error(-EINVAL, "%s: job '%s': %s", d->where, d->o.name, msg);
+	ret = blkring__error(-EINVAL, "%s: job '%s': %s", d->where, d->o.name, msg ? msg : fmt);
+	free(msg);
+	return ret;
 }
 
 static uint64_t pct_of(uint64_t size, unsigned pct, uint64_t align)
@@ -153,7 +161,8 @@ static int job_ops_fit(struct job *j, const struct blkring_dev_info *info)
 	if ((ddirs & ~(1U << DDIR_READ)) && info->read_only)
 		return def_error(j->def, "rw=%s: %s is read-only", rw_modes[o->rw].name,
 		                 o->filename);
-	if (o->hipri && !(info->features & BLKRING_FEAT_POLL))
+	/* Discards and zeroes are never polled, as in Linux. */
+	if (o->hipri && (ddirs & rw) && !(info->features & BLKRING_FEAT_POLL))
 		return def_error(j->def, "hipri=1: %s has no poll queues", o->filename);
 	if ((ddirs & (1U << DDIR_TRIM)) && !(info->features & BLKRING_FEAT_DISCARD))
 		return def_error(j->def, "rw=%s: %s does not support discard", rw_modes[o->rw].name,
@@ -180,8 +189,17 @@ static const char *spec_item_end(const char *p)
 static int spec_set_key(const struct job *j, char *spec, size_t size, const char *src,
                         const char *key, const char *value)
 {
-	size_t len = 0, klen = strlen(key);
+	size_t len = 0, klen = strlen(key), n = 0;
 
+	/* A last lone '\\' would escape the comma appended after it: the spec
+	 * parser refuses it, and so must what hides it from the parser. */
+	while (n < strlen(src) && src[strlen(src) - 1 - n] == '\\')
+		n++;
+	if (n % 2)
+		return def_error(j->def,
+		                 "filename=%s: a '\\' at the end escapes nothing (write '\\\\' "
+		                 "for a backslash)",
+		                 j->o->filename);
 	for (bool first = true; *src; first = false) {
 		const char *end = spec_item_end(src);
 
@@ -234,7 +252,7 @@ static int job_spec(const struct job *j, char *spec, size_t size)
 static int job_open(struct job *j)
 {
 	struct blkring_dev_info info;
-	char why[512], spec[BENCH_PATH_MAX + 32];
+	char spec[BENCH_PATH_MAX + 32], *why;
 	int ret = job_spec(j, spec, sizeof(spec));
 
 	if (ret)
@@ -242,10 +260,11 @@ static int job_open(struct job *j)
 	blkring__clear_error();
 	ret = blkring_dev_open(spec, &j->dev);
 	if (ret) {
-		snprintf(why, sizeof(why), "%s",
-		         *blkring_last_error() ? blkring_last_error() : strerror(-ret));
+		why = strdup(*blkring_last_error() ? blkring_last_error() : strerror(-ret));
 		j->dev = NULL;
-		return def_error(j->def, "filename=%s: %s", j->o->filename, why);
+		def_error(j->def, "filename=%s: %s", j->o->filename, why ? why : strerror(-ret));
+		free(why);
+		return -EINVAL;
 	}
 	ret = blkring_dev_info(j->dev, &info);
 	if (ret)
@@ -556,17 +575,35 @@ static int bench_output(struct bench_run *br, int *status)
 }
 
 /*
- * Opened last, once every job has been checked against its device: a run
- * that is refused leaves an existing FILE as it was.
+ * --output is opened before any device, so that a path that cannot be
+ * written stops the run before a file device is created, and emptied
+ * only once every job has been checked: a refused run leaves an existing
+ * FILE as it was and removes one it created.
  */
+static int bench_check_output(struct bench_run *br)
+{
+	const char *path = br->cfg.run.output;
+
+	if (!path[0])
+		return 0;
+	br->out_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	br->out_created = br->out_fd >= 0;
+	if (br->out_fd < 0 && errno == EEXIST)
+		br->out_fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (br->out_fd < 0)
+		return blkring__error(-errno, "output=%s: %s", path, strerror(errno));
+	return 0;
+}
+
 static int bench_open_output(struct bench_run *br)
 {
 	br->out = stdout;
-	if (!br->cfg.run.output[0])
+	if (br->out_fd < 0)
 		return 0;
-	br->out = fopen(br->cfg.run.output, "w");
-	if (!br->out)
+	if (ftruncate(br->out_fd, 0) < 0 || !(br->out = fdopen(br->out_fd, "w")))
 		return blkring__error(-errno, "output=%s: %s", br->cfg.run.output, strerror(errno));
+	br->out_fd = -1;
+	br->out_created = false;
 	return 0;
 }
 
@@ -577,7 +614,7 @@ static int bench_prepare(struct bench_run *br)
 	int ret;
 
 	bench_block_signals(&set);
-	ret = bench_jobs(br);
+	ret = bench_check_output(br) ?: bench_jobs(br);
 	if (ret)
 		return ret;
 	bench_notes(&br->cfg);
@@ -594,6 +631,10 @@ static void bench_cleanup(struct bench_run *br)
 			blkring_dev_close(br->jobs[i].dev);
 	if (br->out && br->out != stdout)
 		fclose(br->out);
+	if (br->out_fd >= 0)
+		close(br->out_fd);
+	if (br->out_created)
+		unlink(br->cfg.run.output);
 	if (br->sig_fd > 0)
 		close(br->sig_fd);
 	if (br->done_fd > 0)
@@ -605,7 +646,7 @@ static void bench_cleanup(struct bench_run *br)
 
 int cmd_bench(int argc, char **argv)
 {
-	struct bench_run br = {.sig_fd = -1, .done_fd = -1};
+	struct bench_run br = {.sig_fd = -1, .done_fd = -1, .out_fd = -1};
 	int status = EXIT_CLEAN;
 	int ret = bench_cfg_parse(&br.cfg, argc, argv);
 

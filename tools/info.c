@@ -143,11 +143,13 @@ static int info_args(int argc, char **argv, const char **spec, bool *json)
 {
 	*spec = NULL;
 	*json = false;
+	/* --help wins wherever it stands, whatever else is wrong. */
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-			return 1;
 		if (!strcmp(a, "--output-format=json")) {
 			*json = true;
 		} else if (!strcmp(a, "--output-format=normal")) {

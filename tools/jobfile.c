@@ -96,7 +96,11 @@ int jobfile_parse_text(const char *name, char *text, jobfile_fn fn, void *ctx)
 	return 0;
 }
 
-/* All of f, NUL-terminated; *len leaves the terminator out. */
+/* Far more than any job file: what is larger is not one (/dev/zero). */
+#define JOBFILE_MAX_BYTES (1U << 20)
+
+/* All of f, NUL-terminated; *len leaves the terminator out.  -EFBIG past
+ * JOBFILE_MAX_BYTES. */
 static int read_all(FILE *f, char **out, size_t *len)
 {
 	size_t cap = 0, n = 0, got;
@@ -115,7 +119,11 @@ static int read_all(FILE *f, char **out, size_t *len)
 		}
 		got = fread(text + n, 1, cap - n - 1, f);
 		n += got;
-	} while (got);
+	} while (got && n <= JOBFILE_MAX_BYTES);
+	if (n > JOBFILE_MAX_BYTES) {
+		free(text);
+		return -EFBIG;
+	}
 	if (ferror(f)) {
 		free(text);
 		return errno ? -errno : -EIO;
@@ -151,6 +159,9 @@ int jobfile_parse(const char *path, jobfile_fn fn, void *ctx)
 		                      strerror(errno));
 	ret = read_all(f, &text, &len);
 	fclose(f);
+	if (ret == -EFBIG)
+		return blkring__error(ret, "%s: larger than %u bytes: not a job file", path,
+		                      JOBFILE_MAX_BYTES);
 	if (ret)
 		return blkring__error(ret, "%s: cannot read the job file: %s", path,
 		                      strerror(-ret));

@@ -131,14 +131,15 @@ static void table_usage(FILE *f)
 	           "FILE:LINE and what was expected).\n");
 }
 
-/* table:FILE, with the spec's escapes for commas and backslashes. */
+/* table:FILE, with the spec's escapes for commas and backslashes, and a
+ * relative FILE as ./FILE: a first item with '=' is a path only so. */
 static char *table_spec(const char *path)
 {
-	char *spec = malloc(strlen("table:") + 2 * strlen(path) + 1), *p;
+	char *spec = malloc(strlen("table:./") + 2 * strlen(path) + 1), *p;
 
 	if (!spec)
 		return NULL;
-	p = stpcpy(spec, "table:");
+	p = stpcpy(spec, path[0] == '/' || path[0] == '.' ? "table:" : "table:./");
 	for (; *path; path++) {
 		if (*path == ',' || *path == '\\')
 			*p++ = '\\';
@@ -212,11 +213,13 @@ static int check_args(int argc, char **argv, const char **file, bool *json)
 {
 	*file = NULL;
 	*json = false;
+	/* --help wins wherever it stands, whatever else is wrong. */
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-			return 1;
 		if (!strcmp(a, "--output-format=json")) {
 			*json = true;
 		} else if (!strcmp(a, "--output-format=normal")) {
