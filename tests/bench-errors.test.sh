@@ -98,14 +98,20 @@ output_kept() {
 output_kept output_kept_bad_bs "bs=3 is not a multiple" --filename=null: --bs=3 --runtime=100ms
 output_kept output_kept_bad_spec "filename=null:sise=1: null: unknown key 'sise'" \
 	--filename=null:sise=1
-# A refused run removes an --output file it created; an --output that
-# cannot be written stops the run before a file device is created.
+# A refused run creates no --output file; an --output that cannot be
+# written stops the run before a file device is created; special files
+# and links are written as fopen writes them.
 expect2 output_new_removed "bs=3 is not a multiple" --output="$T/new.txt" --name=a \
 	--filename=null: --bs=3
 check output_new_removed_file '[[ ! -e $T/new.txt ]]' "$T/new.txt was left behind"
 expect2 output_unwritable "output=$T/nodir/x: No such file or directory" \
 	--output="$T/nodir/x" --name=a --filename="file:$T/made.img,size=1M" --runtime=10ms
 check output_unwritable_no_device '[[ ! -e $T/made.img ]]' "$T/made.img was created"
+"$B" bench --output=/dev/null --name=a --filename=null: --runtime=10ms >"$T/out" 2>"$T/err"
+check output_dev_null '[[ $? == 0 && ! -s $T/out ]]' "$(head -c 200 "$T/err")"
+ln -s "$T/target.txt" "$T/dangling"
+"$B" bench --output="$T/dangling" --name=a --filename=null: --runtime=10ms >/dev/null 2>"$T/err"
+check output_dangling_link '[[ $? == 0 && -s $T/target.txt ]]' "$(head -c 200 "$T/err")"
 
 # A runtime whose nanoseconds do not fit used to wrap and end the run at once.
 expect2 runtime_too_long "option 'runtime': '18446744073709551615us' is too long (at most 106751d" \

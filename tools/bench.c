@@ -6,7 +6,6 @@
  * reports.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -34,8 +33,6 @@ struct bench_run {
 	_Atomic bool stop;
 	bool start_failed;
 	int sig_fd, done_fd;
-	int out_fd;       /* --output, opened before the devices, not yet emptied */
-	bool out_created; /* by this run: a refused run removes it again */
 	FILE *out;
 	bool progress;
 };
@@ -575,35 +572,43 @@ static int bench_output(struct bench_run *br, int *status)
 }
 
 /*
- * --output is opened before any device, so that a path that cannot be
- * written stops the run before a file device is created, and emptied
- * only once every job has been checked: a refused run leaves an existing
- * FILE as it was and removes one it created.
+ * --output is looked at before any device opens, so that a path that
+ * cannot be written stops the run before a file device is created, and
+ * opened (emptied) only once every job has been checked, so that a
+ * refused run leaves an existing FILE as it was.  The look is a check,
+ * not an open: a FIFO, /dev/null or a dangling link open as fopen
+ * opens them.
  */
-static int bench_check_output(struct bench_run *br)
+static int bench_check_output(const struct bench_run *br)
 {
 	const char *path = br->cfg.run.output;
+	char *dir, *slash;
+	int ret = 0;
 
-	if (!path[0])
+	if (!path[0] || !access(path, W_OK))
 		return 0;
-	br->out_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	br->out_created = br->out_fd >= 0;
-	if (br->out_fd < 0 && errno == EEXIST)
-		br->out_fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (br->out_fd < 0)
+	if (errno != ENOENT)
 		return blkring__error(-errno, "output=%s: %s", path, strerror(errno));
-	return 0;
+	dir = strdup(path);
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	if (access(slash ? dir : ".", W_OK | X_OK))
+		ret = blkring__error(-errno, "output=%s: %s", path, strerror(errno));
+	free(dir);
+	return ret;
 }
 
 static int bench_open_output(struct bench_run *br)
 {
 	br->out = stdout;
-	if (br->out_fd < 0)
+	if (!br->cfg.run.output[0])
 		return 0;
-	if (ftruncate(br->out_fd, 0) < 0 || !(br->out = fdopen(br->out_fd, "w")))
+	br->out = fopen(br->cfg.run.output, "w");
+	if (!br->out)
 		return blkring__error(-errno, "output=%s: %s", br->cfg.run.output, strerror(errno));
-	br->out_fd = -1;
-	br->out_created = false;
 	return 0;
 }
 
@@ -631,10 +636,6 @@ static void bench_cleanup(struct bench_run *br)
 			blkring_dev_close(br->jobs[i].dev);
 	if (br->out && br->out != stdout)
 		fclose(br->out);
-	if (br->out_fd >= 0)
-		close(br->out_fd);
-	if (br->out_created)
-		unlink(br->cfg.run.output);
 	if (br->sig_fd > 0)
 		close(br->sig_fd);
 	if (br->done_fd > 0)
@@ -646,7 +647,7 @@ static void bench_cleanup(struct bench_run *br)
 
 int cmd_bench(int argc, char **argv)
 {
-	struct bench_run br = {.sig_fd = -1, .done_fd = -1, .out_fd = -1};
+	struct bench_run br = {.sig_fd = -1, .done_fd = -1};
 	int status = EXIT_CLEAN;
 	int ret = bench_cfg_parse(&br.cfg, argc, argv);
 
