@@ -8,6 +8,7 @@
 #include "jobfile.h"
 #include "blkring.h"
 #include "lib/error.h"
+#include "lib/text.h"
 
 static char *trim(char *s)
 {
@@ -134,17 +135,14 @@ static int read_all(FILE *f, char **out, size_t *len)
 	return 0;
 }
 
-/* A NUL would end the text the parser sees: the rest of the file would go unread. */
 static int check_no_nul(const char *path, const char *text, size_t len)
 {
-	const char *nul = memchr(text, '\0', len);
-	unsigned line = 1;
+	unsigned line = blkring__nul_line(text, len);
 
-	if (!nul)
-		return 0;
-	for (const char *p = text; p < nul; p++)
-		line += *p == '\n';
-	return blkring__error(-EINVAL, "%s:%u: a NUL byte (a job file is text)", path, line);
+	if (line)
+		return blkring__error(-EINVAL, "%s:%u: a NUL byte (a job file is text)", path,
+		                      line);
+	return 0;
 }
 
 int jobfile_parse(const char *path, jobfile_fn fn, void *ctx)

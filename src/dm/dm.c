@@ -30,6 +30,7 @@
 #include "dm-inflight.h"
 #include "dm.h"
 #include "lib/error.h"
+#include "lib/text.h"
 #include "lib/futex.h"
 
 #define MAX_TABLE_BYTES (1U << 20)
@@ -837,17 +838,13 @@ static int check_nesting(const char *path)
 	                      short_name(path, path, dir_len));
 }
 
-/* A table is text: a NUL byte would end it early, silently. */
 static int check_text(const char *path, const char *text, size_t len)
 {
-	const char *nul = memchr(text, '\0', len);
-	unsigned line = 1;
+	unsigned line = blkring__nul_line(text, len);
 
-	if (!nul)
-		return 0;
-	for (const char *p = text; p < nul; p++)
-		line += *p == '\n';
-	return blkring__error(-EINVAL, "%s:%u: a NUL byte: expected text", path, line);
+	if (line)
+		return blkring__error(-EINVAL, "%s:%u: a NUL byte: expected text", path, line);
+	return 0;
 }
 
 static int read_table(const char *path, char **textp)

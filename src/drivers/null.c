@@ -754,8 +754,7 @@ static int check_conf(const struct null_conf *c)
 	/* Both are added to a clock: a bound keeps the sum from wrapping, and
 	 * a completion far away from holding up a bench's stop. */
 	if (c->completion_nsec > NULL_MAX_NSEC)
-		return conf_error("completion_nsec", c->completion_nsec,
-		                  "0 to 10000000000 (10 s)");
+		return conf_error("completion_nsec", c->completion_nsec, "0 to 10000000000 (10 s)");
 	if (c->spin_nsec > NULL_MAX_NSEC)
 		return conf_error("spin_nsec", c->spin_nsec, "0 to 10000000000 (10 s)");
 	if (c->mbps > (UINT64_MAX >> 20) / 1000000000ULL)
