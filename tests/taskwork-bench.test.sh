@@ -21,7 +21,7 @@ for depth in 1 64 2048; do
 		--tw_prio=1 --tw_issue=1 "${SHORT[@]}"
 	expect_json "defer_d$depth" "$DONE" --filename=$DEV --iodepth=$depth --taskrun=defer "${SHORT[@]}"
 done
-expect_err sqpoll_defer_refused 1 "DEFER_TASKRUN cannot be combined with SQPOLL" \
+expect_err sqpoll_defer_refused 2 "taskrun=defer cannot be combined with sqthread_poll=1" \
 	--filename=$DEV --sqthread_poll=1 --taskrun=defer "${SHORT[@]}"
 
 # Ring limits are checked before anything runs (exit 2, no report), naming

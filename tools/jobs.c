@@ -245,6 +245,13 @@ static int check_def(const struct job_def *d)
 		                      "%s: job '%s': hipri=1 needs ioengine=blkring (polling is a "
 		                      "ring's)",
 		                      d->where, o->name);
+	/* Linux refuses the pair (a deferring ring runs its work in its owner's
+	 * waits, and an SQ thread never waits there): say so before running. */
+	if (o->sqthread_poll && opt_is_set(o, "taskrun") && o->taskrun == TASKRUN_DEFER)
+		return blkring__error(-EINVAL,
+		                      "%s: job '%s': taskrun=defer cannot be combined with "
+		                      "sqthread_poll=1 (DEFER_TASKRUN needs the owner to wait)",
+		                      d->where, o->name);
 	if (o->time_based && !o->runtime_us)
 		return blkring__error(-EINVAL, "%s: job '%s': time_based needs a runtime", d->where,
 		                      o->name);
