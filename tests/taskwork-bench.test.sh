@@ -31,7 +31,7 @@ expect_err iodepth_above_ring 2 "job 'a': option 'iodepth': 32769 is out of rang
 check iodepth_above_ring_no_report '[[ ! -s $T/out ]]' "stdout: $(head -c 200 "$T/out")"
 # The last CPU number a set holds, which no machine here has; and the first
 # CPU this process may use.
-expect_err sqpoll_cpu_unusable 2 "job 'a': sqthread_poll_cpu=1023: not a CPU this process may use" \
+expect_err sqpoll_cpu_unusable 2 "job 'a': sqthread_poll_cpu=1023: no CPU this process may use" \
 	--filename=$DEV --sqthread_poll=1 --sqthread_poll_cpu=1023 "${SHORT[@]}"
 check sqpoll_cpu_unusable_no_report '[[ ! -s $T/out ]]' "stdout: $(head -c 200 "$T/out")"
 cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')

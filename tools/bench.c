@@ -293,40 +293,57 @@ static void *probe_thread(void *arg)
 	return arg;
 }
 
-/*
- * The ring's setup pins the SQ thread to sqthread_poll_cpu, which fails on
- * a CPU this process may not use (offline, outside its cpuset) once the
- * job has started: a thread pinned there first tells.
- */
-static int def_sq_cpu_fits(const struct job_def *d)
+/* Whether a thread may run on cpus: pthread_setaffinity_np() refuses a set
+ * with no CPU this process may use (offline, outside its cpuset), as the
+ * job's thread and the ring's SQ thread would be refused once started. */
+static bool cpus_usable(const cpu_set_t *cpus)
 {
-	const struct job_opts *o = &d->o;
 	pthread_attr_t attr;
-	cpu_set_t cpus;
-	char list[256];
 	pthread_t t;
 	int ret;
 
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(*cpus), cpus);
+	ret = pthread_create(&t, &attr, probe_thread, NULL);
+	pthread_attr_destroy(&attr);
+	if (!ret)
+		pthread_join(t, NULL);
+	/* Anything but EINVAL is not about the CPUs: the run reports it. */
+	return ret != EINVAL;
+}
+
+static int cpus_error(const struct job_def *d, const char *opt, const char *given)
+{
+	cpu_set_t cpus;
+	char list[256];
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+		CPU_ZERO(&cpus);
+	cpu_list(list, sizeof(list), &cpus);
+	return def_error(d, "%s=%s: no CPU this process may use (it runs on CPUs %s)", opt, given,
+	                 list);
+}
+
+/* The CPUs a job pins its threads to, checked before anything starts. */
+static int def_cpus_fit(const struct job_def *d)
+{
+	const struct job_opts *o = &d->o;
+	cpu_set_t cpus;
+	char given[256];
+
+	if (CPU_COUNT(&o->cpus_allowed) && !cpus_usable(&o->cpus_allowed)) {
+		cpu_list(given, sizeof(given), &o->cpus_allowed);
+		return cpus_error(d, "cpus_allowed", given);
+	}
 	if (o->ioengine != ENGINE_BLKRING || !o->sqthread_poll ||
 	    !opt_is_set(o, "sqthread_poll_cpu"))
 		return 0;
 	CPU_ZERO(&cpus);
 	CPU_SET(o->sqthread_poll_cpu, &cpus);
-	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
-	ret = pthread_create(&t, &attr, probe_thread, NULL);
-	pthread_attr_destroy(&attr);
-	if (!ret)
-		pthread_join(t, NULL);
-	/* Anything but EINVAL is not about the CPU: the ring's setup reports it. */
-	if (ret != EINVAL)
+	if (cpus_usable(&cpus))
 		return 0;
-	if (sched_getaffinity(0, sizeof(cpus), &cpus))
-		CPU_ZERO(&cpus);
-	cpu_list(list, sizeof(list), &cpus);
-	return def_error(
-	    d, "sqthread_poll_cpu=%u: not a CPU this process may use (it runs on CPUs %s)",
-	    o->sqthread_poll_cpu, list);
+	snprintf(given, sizeof(given), "%u", o->sqthread_poll_cpu);
+	return cpus_error(d, "sqthread_poll_cpu", given);
 }
 
 static int bench_jobs(struct bench_run *br)
@@ -342,7 +359,7 @@ static int bench_jobs(struct bench_run *br)
 	for (unsigned i = 0; i < br->cfg.nr_defs; i++) {
 		const struct job_def *d = &br->cfg.defs[i];
 
-		if (def_sq_cpu_fits(d))
+		if (def_cpus_fit(d))
 			return -EINVAL;
 		for (unsigned k = 0; k < d->o.numjobs; k++) {
 			struct job *j = &br->jobs[br->nr_jobs];
