@@ -145,6 +145,40 @@ static void test_concurrent_open(void)
 	CHECK_EQ(blkring_dev_close(keep), 0);
 }
 
+/* Many devices at once, more than the registry has buckets: each spec
+ * still finds its own device, and a close removes only it. */
+static void test_many_devices(void)
+{
+	enum { N = 3000 };
+	static struct blkring_dev *devs[N];
+	struct blkring_dev *again;
+	char spec[64];
+
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(spec, sizeof(spec), "null:irqmode=none,size=1M,name=m%u", i);
+		CHECK_EQ(blkring_dev_open(spec, &devs[i]), 0);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(spec, sizeof(spec), "null:irqmode=none,size=1M,name=m%u", i);
+		CHECK_EQ(blkring_dev_open(spec, &again), 0);
+		CHECK(again == devs[i]);
+		CHECK_EQ(blkring_dev_close(again), 0);
+	}
+	for (unsigned i = 0; i < N; i += 2)
+		CHECK_EQ(blkring_dev_close(devs[i]), 0);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(spec, sizeof(spec), "null:irqmode=none,size=1M,name=m%u", i);
+		CHECK_EQ(blkring_dev_open(spec, &again), 0);
+		/* A closed one opens afresh (maybe at the same address). */
+		CHECK_EQ(atomic_load(&again->refs), i % 2 ? 2 : 1);
+		if (i % 2)
+			CHECK(again == devs[i]);
+		CHECK_EQ(blkring_dev_close(again), 0);
+	}
+	for (unsigned i = 1; i < N; i += 2)
+		CHECK_EQ(blkring_dev_close(devs[i]), 0);
+}
+
 static const struct test_case cases[] = {
     {"same_spec_same_device", test_same_spec_same_device, 0},
     {"escaped_values_canonical", test_escaped_values_canonical, 0},
@@ -154,6 +188,7 @@ static const struct test_case cases[] = {
     {"new_device_after_last_close", test_new_device_after_last_close, 0},
     {"bad_args", test_bad_args, 0},
     {"concurrent_open", test_concurrent_open, 0},
+    {"many_devices", test_many_devices, 0},
     {NULL, NULL, 0},
 };
 

@@ -23,7 +23,12 @@ static const struct blkring_driver *const drivers[] = {
 
 /* Recursive: a volume's open opens its legs through blkring_dev_open(). */
 static pthread_mutex_t registry_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static struct blkring_dev *registry;
+
+/* Buckets of open devices by canonical spec: a volume's load looks up each
+ * of its legs, and one list made a table of 10,000 legs a quadratic
+ * walk. */
+#define REGISTRY_BUCKETS 1024
+static struct blkring_dev *registry[REGISTRY_BUCKETS];
 
 /* The default limits a device starts with, as Linux's defaults. */
 #define BLK_SAFE_MAX_SECTORS 255
@@ -179,17 +184,35 @@ static char *canonical_spec(struct blkring_spec *spec)
 
 /* ---- the registry ---- */
 
+/* FNV-1a over the canonical spec. */
+static struct blkring_dev **registry_bucket(const char *key)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *key; key++)
+		h = (h ^ (unsigned char)*key) * 16777619u;
+	return &registry[h % REGISTRY_BUCKETS];
+}
+
 static struct blkring_dev *registry_find(const char *key)
 {
-	for (struct blkring_dev *dev = registry; dev; dev = dev->registry_next)
+	for (struct blkring_dev *dev = *registry_bucket(key); dev; dev = dev->registry_next)
 		if (!strcmp(dev->spec, key))
 			return dev;
 	return NULL;
 }
 
+static void registry_add(struct blkring_dev *dev)
+{
+	struct blkring_dev **bucket = registry_bucket(dev->spec);
+
+	dev->registry_next = *bucket;
+	*bucket = dev;
+}
+
 static void registry_del(struct blkring_dev *dev)
 {
-	for (struct blkring_dev **p = &registry; *p; p = &(*p)->registry_next) {
+	for (struct blkring_dev **p = registry_bucket(dev->spec); *p; p = &(*p)->registry_next) {
 		if (*p == dev) {
 			*p = dev->registry_next;
 			return;
@@ -229,8 +252,7 @@ static int open_new(const struct blkring_driver *drv, struct blkring_spec *spec,
 		return ret;
 	}
 	dev->spec = key;
-	dev->registry_next = registry;
-	registry = dev;
+	registry_add(dev);
 	*devp = dev;
 	return 0;
 }
