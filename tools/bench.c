@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "job.h"
 #include "lib/error.h"
+#include "lib/text.h"
 #include "output.h"
 #include "progress.h"
 
@@ -57,13 +58,12 @@ static int def_error(const struct job_def *d, const char *fmt, ...)
 /* Built at its length: a nested table's message can be kilobytes long. */
 static int def_error(const struct job_def *d, const char *fmt, ...)
 {
-	char *msg = NULL;
 	va_list ap;
+	char *msg;
 	int ret;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = blkring__vformat(fmt, ap);
 	va_end(ap);
 	ret = blkring__error(-EINVAL, "%s: job '%s': %s", d->where, d->o.name, msg ? msg : fmt);
 	free(msg);
@@ -186,13 +186,10 @@ static const char *spec_item_end(const char *p)
 static int spec_set_key(const struct job *j, char *spec, size_t size, const char *src,
                         const char *key, const char *value)
 {
-	size_t len = 0, klen = strlen(key), n = 0;
+	size_t len = 0, klen = strlen(key);
 
-	/* A last lone '\\' would escape the comma appended after it: the spec
-	 * parser refuses it, and so must what hides it from the parser. */
-	while (n < strlen(src) && src[strlen(src) - 1 - n] == '\\')
-		n++;
-	if (n % 2)
+	/* The spec parser refuses it, but would not see it once a key follows. */
+	if (blkring__ends_in_escape(src))
 		return def_error(j->def,
 		                 "filename=%s: a '\\' at the end escapes nothing (write '\\\\' "
 		                 "for a backslash)",

@@ -100,41 +100,6 @@ int jobfile_parse_text(const char *name, char *text, jobfile_fn fn, void *ctx)
 /* Far more than any job file: what is larger is not one (/dev/zero). */
 #define JOBFILE_MAX_BYTES (1U << 20)
 
-/* All of f, NUL-terminated; *len leaves the terminator out.  -EFBIG past
- * JOBFILE_MAX_BYTES. */
-static int read_all(FILE *f, char **out, size_t *len)
-{
-	size_t cap = 0, n = 0, got;
-	char *text = NULL, *bigger;
-
-	errno = 0;
-	do {
-		if (cap - n < 2) {
-			cap = cap ? 2 * cap : 4096;
-			bigger = realloc(text, cap);
-			if (!bigger) {
-				free(text);
-				return -ENOMEM;
-			}
-			text = bigger;
-		}
-		got = fread(text + n, 1, cap - n - 1, f);
-		n += got;
-	} while (got && n <= JOBFILE_MAX_BYTES);
-	if (n > JOBFILE_MAX_BYTES) {
-		free(text);
-		return -EFBIG;
-	}
-	if (ferror(f)) {
-		free(text);
-		return errno ? -errno : -EIO;
-	}
-	text[n] = '\0';
-	*out = text;
-	*len = n;
-	return 0;
-}
-
 static int check_no_nul(const char *path, const char *text, size_t len)
 {
 	unsigned line = blkring__nul_line(text, len);
@@ -155,7 +120,7 @@ int jobfile_parse(const char *path, jobfile_fn fn, void *ctx)
 	if (!f)
 		return blkring__error(-errno, "%s: cannot open the job file: %s", path,
 		                      strerror(errno));
-	ret = read_all(f, &text, &len);
+	ret = blkring__read_text(f, JOBFILE_MAX_BYTES, &text, &len);
 	fclose(f);
 	if (ret == -EFBIG)
 		return blkring__error(ret, "%s: larger than %u bytes: not a job file", path,

@@ -15,6 +15,7 @@
 
 #include "blkdev.h"
 #include "lib/error.h"
+#include "lib/text.h"
 
 /* Cuts the next item at an unescaped comma, unescaping in place. */
 static char *next_item(char **cursor)
@@ -62,22 +63,6 @@ static bool is_path(const char *item)
 	return !strchr(item, '=') || item[0] == '/' || item[0] == '.';
 }
 
-/* A backslash escapes the character after it: a last one escapes nothing,
- * and would swallow the comma of anything appended to the spec. */
-static int check_trailing_escape(const char *text)
-{
-	size_t len = strlen(text), n = 0;
-
-	while (n < len && text[len - 1 - n] == '\\')
-		n++;
-	if (n % 2)
-		return blkring__error(-EINVAL,
-		                      "'%s': a '\\' at the end escapes nothing (write '\\\\' "
-		                      "for a backslash)",
-		                      text);
-	return 0;
-}
-
 static int parse_items(struct blkring_spec *spec, char *rest)
 {
 	char *item;
@@ -105,9 +90,11 @@ int blkring__spec_parse(const char *text, struct blkring_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 	if (!text || !*text)
 		return blkring__error(-EINVAL, "empty device spec: expected TYPE:key=value,...");
-	ret = check_trailing_escape(text);
-	if (ret)
-		return ret;
+	if (blkring__ends_in_escape(text))
+		return blkring__error(-EINVAL,
+		                      "'%s': a '\\' at the end escapes nothing (write '\\\\' "
+		                      "for a backslash)",
+		                      text);
 	spec->buf = strdup(text);
 	if (!spec->buf)
 		return -ENOMEM;

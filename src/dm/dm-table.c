@@ -24,10 +24,8 @@ static const struct dm_target_type *const target_types[] = {
 static int line_verror(const struct dm_table *t, unsigned line, int err, const char *fmt,
                        va_list ap)
 {
-	char *msg = NULL;
+	char *msg = blkring__vformat(fmt, ap);
 
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
 	if (t->source)
 		err = blkring__error(err, "%s:%u: %s", t->source, line, msg ? msg : fmt);
 	else
@@ -49,12 +47,11 @@ line_error(const struct dm_table *t, unsigned line, int err, const char *fmt, ..
 
 int blkring__dm_target_error(struct dm_target *ti, int err, const char *fmt, ...)
 {
-	char *msg = NULL;
 	va_list ap;
+	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = blkring__vformat(fmt, ap);
 	va_end(ap);
 	err = line_error(ti->table, ti->line, err, "%s: %s", ti->type->name, msg ? msg : fmt);
 	free(msg);
@@ -63,12 +60,11 @@ int blkring__dm_target_error(struct dm_target *ti, int err, const char *fmt, ...
 
 int blkring__dm_arg_error(struct dm_target *ti, unsigned arg, int err, const char *fmt, ...)
 {
-	char *msg = NULL;
 	va_list ap;
+	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = blkring__vformat(fmt, ap);
 	va_end(ap);
 	err = line_error(ti->table, ti->line, err, "%s: argument %u '%s': %s", ti->type->name, arg,
 	                 ti->argv[arg - 1], msg ? msg : fmt);

@@ -852,31 +852,21 @@ static int read_table(const char *path, char **textp)
 	FILE *f = fopen(path, "r");
 	char *text;
 	size_t len;
-	int ret = 0;
+	int ret;
 
 	if (!f)
 		return blkring__error(-errno, "table:%s: cannot read: %s", path, strerror(errno));
-	text = malloc(MAX_TABLE_BYTES + 1);
-	if (!text) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	errno = 0;
-	len = fread(text, 1, MAX_TABLE_BYTES + 1, f);
-	if (ferror(f))
-		ret = blkring__error(errno ? -errno : -EIO, "table:%s: cannot read: %s", path,
-		                     strerror(errno ? errno : EIO));
-	else if (len > MAX_TABLE_BYTES)
-		ret =
-		    blkring__error(-EFBIG, "table:%s: larger than %u bytes", path, MAX_TABLE_BYTES);
-	else
-		ret = check_text(path, text, len);
+	ret = blkring__read_text(f, MAX_TABLE_BYTES, &text, &len);
 	fclose(f);
+	if (ret == -EFBIG)
+		return blkring__error(ret, "table:%s: larger than %u bytes", path, MAX_TABLE_BYTES);
+	if (ret)
+		return blkring__error(ret, "table:%s: cannot read: %s", path, strerror(-ret));
+	ret = check_text(path, text, len);
 	if (ret) {
 		free(text);
 		return ret;
 	}
-	text[len] = '\0';
 	*textp = text;
 	return 0;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "blkring.h"
 #include "error.h"
@@ -27,4 +28,11 @@ void blkring__clear_error(void)
 const char *blkring_last_error(void)
 {
 	return last_error;
+}
+
+char *blkring__vformat(const char *fmt, va_list ap)
+{
+	char *s;
+
+	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
 }
