@@ -597,7 +597,7 @@ static int no_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
 	return -ENOENT;
 }
 
-static bool no_inflight(struct blkring_ioc_queue *link)
+static bool always_idle(struct blkring_ioc_queue *link)
 {
 	(void)link;
 	return true;
@@ -607,7 +607,7 @@ static const struct blkring_ioc_queue_ops failed_queue_ops = {
     .flush = no_flush,
     .reap = no_reap,
     .prepare_sleep = no_prepare_sleep,
-    .idle = no_inflight,
+    .idle = always_idle,
     .exit = ring_queue_exit,
 };
 

@@ -148,9 +148,22 @@ static int open_path(const struct file_conf *c, bool *created)
 	return fd;
 }
 
+/* To size= bytes, sparse; a size no off_t holds is the file's too big. */
+static int grow_file(struct file_dev *fd, const struct file_conf *c)
+{
+	int err = c->size > INT64_MAX ? EFBIG : ftruncate(fd->fd, (off_t)c->size) < 0 ? errno : 0;
+
+	if (err)
+		return blkring__error(-err, "file: '%s': cannot grow it to size=%" PRIu64 ": %s",
+		                      c->path, c->size, strerror(err));
+	return 0;
+}
+
 /* A regular file shorter than size= grows (sparse), as fio lays out its files. */
 static int check_kind(struct file_dev *fd, const struct file_conf *c, struct stat *st)
 {
+	int ret;
+
 	if (fstat(fd->fd, st) < 0)
 		return open_error(c, -errno);
 	if (S_ISBLK(st->st_mode)) {
@@ -167,11 +180,9 @@ static int check_kind(struct file_dev *fd, const struct file_conf *c, struct sta
 			                      " is beyond its end (%jd) "
 			                      "and ro=1 cannot extend it",
 			                      c->path, c->size, (intmax_t)st->st_size);
-		if (c->size > INT64_MAX || ftruncate(fd->fd, (off_t)c->size) < 0)
-			return blkring__error(c->size > INT64_MAX ? -EFBIG : -errno,
-			                      "file: '%s': cannot grow it to size=%" PRIu64 ": %s",
-			                      c->path, c->size,
-			                      strerror(c->size > INT64_MAX ? EFBIG : errno));
+		ret = grow_file(fd, c);
+		if (ret)
+			return ret;
 		st->st_size = (off_t)c->size;
 	}
 	return 0;
