@@ -138,44 +138,6 @@ static void info_usage(FILE *f)
 	           "volume (table:FILE) also its targets, their legs and sector ranges.\n");
 }
 
-/* 0, or 1 for --help, or -EINVAL after saying what is wrong. */
-static int info_args(int argc, char **argv, const char **spec, bool *json)
-{
-	*spec = NULL;
-	*json = false;
-	/* --help wins wherever it stands, whatever else is wrong. */
-	for (int i = 0; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return 1;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--output-format=json")) {
-			*json = true;
-		} else if (!strcmp(a, "--output-format=normal")) {
-			*json = false;
-		} else if (!strncmp(a, "--output-format=", 16)) {
-			fprintf(stderr,
-			        "blkring: info: --output-format: '%s' is not one of normal, json\n",
-			        a + 16);
-			return -EINVAL;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "blkring: info: unknown option '%s'\n", a);
-			return -EINVAL;
-		} else if (*spec) {
-			fprintf(stderr, "blkring: info: one SPEC only ('%s' is a second)\n", a);
-			return -EINVAL;
-		} else {
-			*spec = a;
-		}
-	}
-	if (!*spec) {
-		info_usage(stderr);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 int cmd_info(int argc, char **argv)
 {
 	struct blkring_dev_info info;
@@ -184,7 +146,8 @@ int cmd_info(int argc, char **argv)
 	bool json;
 	int ret;
 
-	ret = info_args(argc, argv, &spec, &json);
+	ret = cmd_args(&(const struct cmd_args_spec){"info", "SPEC", info_usage}, argc, argv, &spec,
+	               &json);
 	if (ret > 0)
 		info_usage(stdout);
 	if (ret)

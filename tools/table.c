@@ -208,45 +208,6 @@ static int check_json(struct blkring_dev *dev, const struct blkring_dev_info *in
 	return ret;
 }
 
-/* 0, or 1 for --help, or -EINVAL after saying what is wrong. */
-static int check_args(int argc, char **argv, const char **file, bool *json)
-{
-	*file = NULL;
-	*json = false;
-	/* --help wins wherever it stands, whatever else is wrong. */
-	for (int i = 0; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return 1;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--output-format=json")) {
-			*json = true;
-		} else if (!strcmp(a, "--output-format=normal")) {
-			*json = false;
-		} else if (!strncmp(a, "--output-format=", 16)) {
-			fprintf(
-			    stderr,
-			    "blkring: table: --output-format: '%s' is not one of normal, json\n",
-			    a + 16);
-			return -EINVAL;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "blkring: table: unknown option '%s'\n", a);
-			return -EINVAL;
-		} else if (*file) {
-			fprintf(stderr, "blkring: table: one FILE only ('%s' is a second)\n", a);
-			return -EINVAL;
-		} else {
-			*file = a;
-		}
-	}
-	if (!*file) {
-		table_usage(stderr);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int table_check(int argc, char **argv)
 {
 	struct blkring_dev_info info;
@@ -256,7 +217,8 @@ static int table_check(int argc, char **argv)
 	bool json;
 	int ret;
 
-	ret = check_args(argc, argv, &file, &json);
+	ret = cmd_args(&(const struct cmd_args_spec){"table", "FILE", table_usage}, argc, argv,
+	               &file, &json);
 	if (ret > 0)
 		table_usage(stdout);
 	if (ret)
