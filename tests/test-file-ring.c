@@ -558,6 +558,103 @@ static void test_exit_in_flight(void)
 	free(buf);
 }
 
+/* Chains of a read, a write and an fsync, CHAINS of them, on `dev`. */
+#define CHAINS 4
+static void chains_submit(struct blkring *ring, struct blkring_dev *dev, char *buf)
+{
+	CHECK_EQ(blkring_register_devices(ring, &dev, 1), 0);
+	for (unsigned i = 0; i < CHAINS; i++) {
+		char *b = buf + ((size_t)i << 16);
+		uint64_t off = (uint64_t)i << 16;
+		struct blkring_sqe *sqe = sqe_of(ring);
+
+		blkring_prep_read(sqe, 0, b, 1 << 16, off);
+		sqe->flags = BLKRING_SQE_IO_LINK;
+		sqe->user_data = i * 3;
+		sqe = sqe_of(ring);
+		blkring_prep_write(sqe, 0, b, 1 << 16, off);
+		sqe->flags = BLKRING_SQE_IO_LINK;
+		sqe->user_data = i * 3 + 1;
+		sqe = sqe_of(ring);
+		blkring_prep_fsync(sqe, 0, 0);
+		sqe->user_data = i * 3 + 2;
+	}
+	CHECK_EQ(blkring_submit(ring), 3 * CHAINS);
+}
+
+static struct blkring_dev *chain_dev(bool loop)
+{
+	const char *path = tf_path(tf.shm_dir, "chain");
+
+	if (loop)
+		return tf_open("%s", tf_loop(1));
+	CHECK_EQ(tf_make_file(path, 1 << 20), 0);
+	return tf_open("%s", path);
+}
+
+/* Exit with chains in flight whose heads are file I/O returns: a flush that
+ * reaps a head starts its next link, so nothing sleeps with a link ready. */
+static void exit_with_chains(unsigned flags, bool loop)
+{
+	struct blkring_dev *dev = chain_dev(loop);
+	struct blkring ring;
+	char *buf = tf_alloc(CHAINS << 16);
+
+	CHECK_EQ(blkring_queue_init(4 * CHAINS, &ring, flags), 0);
+	chains_submit(&ring, dev, buf);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring__dev_inflight(dev), 0);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* The same chains waited for: every SQE gets exactly one CQE, in chain order. */
+static void wait_for_chains(unsigned flags, bool loop)
+{
+	struct blkring_dev *dev = chain_dev(loop);
+	unsigned seen[3 * CHAINS] = {0}, next[CHAINS] = {0};
+	struct blkring ring;
+	char *buf = tf_alloc(CHAINS << 16);
+
+	CHECK_EQ(blkring_queue_init(4 * CHAINS, &ring, flags), 0);
+	chains_submit(&ring, dev, buf);
+	for (unsigned n = 0; n < 3 * CHAINS; n++) {
+		struct blkring_cqe *cqe;
+		uint64_t ud;
+
+		CHECK_EQ(blkring_wait_cqe(&ring, &cqe), 0);
+		ud = cqe->user_data;
+		CHECK(ud < 3 * CHAINS);
+		CHECK_EQ(seen[ud]++, 0);
+		CHECK_EQ(ud % 3, next[ud / 3]++);
+		CHECK_EQ(cqe->res, ud % 3 == 2 ? 0 : 1 << 16);
+		blkring_cqe_seen(&ring, cqe);
+	}
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+static void test_exit_chains_tmpfs(void)
+{
+	exit_with_chains(0, false);
+	exit_with_chains(BLKRING_SETUP_DEFER_TASKRUN, false);
+}
+
+static void test_exit_chains_loop(void)
+{
+	exit_with_chains(0, true);
+	exit_with_chains(BLKRING_SETUP_DEFER_TASKRUN, true);
+}
+
+static void test_wait_chains(void)
+{
+	wait_for_chains(0, false);
+	wait_for_chains(BLKRING_SETUP_DEFER_TASKRUN, false);
+	wait_for_chains(0, true);
+	wait_for_chains(BLKRING_SETUP_DEFER_TASKRUN, true);
+}
+
 /* An SQPOLL ring's kernel rings are the SQ thread's, and the application
  * enters them at exit: they must not be DEFER_TASKRUN's, which only their
  * maker may enter.  Exit with reads in flight returns, every bio ended. */
@@ -736,6 +833,9 @@ static const struct test_case cases[] = {
     {"two_rings", test_two_rings, 0},
     {"wait_semantics", test_wait_semantics, 0},
     {"exit_in_flight", test_exit_in_flight, 0},
+    {"exit_chains_tmpfs", test_exit_chains_tmpfs, 20},
+    {"exit_chains_loop", test_exit_chains_loop, 20},
+    {"wait_chains", test_wait_chains, 20},
     {"sqpoll_exit_in_flight", test_sqpoll_exit_in_flight, 0},
     {"exit_by_another_thread", test_exit_by_another_thread, 0},
     {"iopoll_ring", test_iopoll_ring, 0},

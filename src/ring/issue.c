@@ -184,6 +184,17 @@ void blkring__issue_pending(struct blkring__ctx *ctx)
 	}
 }
 
+/* The drivers' per-ring queues push what they hold.  A flush reaps too: a
+ * chain's head it ends readies the next link, which starts here, not after
+ * the owner went to sleep with nothing in flight to wake it. */
+void blkring__flush_queues(struct blkring__ctx *ctx)
+{
+	while (ctx->ioc.flush_pending) {
+		blkring__ioc_flush(&ctx->ioc);
+		blkring__issue_pending(ctx);
+	}
+}
+
 /* Ring exit: deferred units never start. */
 void blkring__cancel_deferred(struct blkring__ctx *ctx)
 {
@@ -333,8 +344,7 @@ int blkring__submit_sqes(struct blkring__ctx *ctx)
 	blkring__issue_pending(ctx);
 	blkring__plug_finish(&ctx->ioc.plug);
 	/* The batch's end: drivers' per-ring queues push what it queued. */
-	if (ctx->ioc.flush_pending)
-		blkring__ioc_flush(&ctx->ioc);
+	blkring__flush_queues(ctx);
 	if (unlikely(!done && nr))
 		return -ENOMEM;
 	return (int)done;

@@ -297,6 +297,7 @@ void blkring__overflow_free(struct blkring__ctx *ctx);
 /* issue.c: starting requests. */
 int blkring__submit_sqes(struct blkring__ctx *ctx);
 void blkring__issue_pending(struct blkring__ctx *ctx);
+void blkring__flush_queues(struct blkring__ctx *ctx);
 void blkring__req_queue_next(struct blkring__ctx *ctx, struct blkring_req *req);
 void blkring__req_run_blocking(struct blkring__wq_work *work);
 void blkring__cancel_deferred(struct blkring__ctx *ctx);

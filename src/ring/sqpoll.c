@@ -118,7 +118,7 @@ static bool sq_pass(struct blkring__ctx *ctx)
 		nr += blkring__ioc_reap(&ctx->ioc);
 	blkring__issue_pending(ctx);
 	if (unlikely(ctx->ioc.flush_pending))
-		blkring__ioc_flush(&ctx->ioc);
+		blkring__flush_queues(ctx);
 	if (unlikely(blkring__iopoll_pending(ctx)))
 		nr += blkring__iopoll(ctx);
 	blkring__cq_flush(ctx);

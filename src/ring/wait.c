@@ -21,7 +21,7 @@ static inline void enter(struct blkring__ctx *ctx, bool flush)
 		blkring__ioc_reap(&ctx->ioc);
 	blkring__issue_pending(ctx);
 	if (unlikely(flush && ctx->ioc.flush_pending))
-		blkring__ioc_flush(&ctx->ioc);
+		blkring__flush_queues(ctx);
 	if (unlikely(ctx->ovf_head))
 		blkring__overflow_flush(ctx);
 }
@@ -46,8 +46,7 @@ int blkring_submit(struct blkring *ring)
 		return 0;
 	/* New completions would queue behind ones that have no room. */
 	if (unlikely(ctx->ovf_head)) {
-		if (ctx->ioc.flush_pending)
-			blkring__ioc_flush(&ctx->ioc);
+		blkring__flush_queues(ctx);
 		return -EBUSY;
 	}
 	ret = blkring__submit_sqes(ctx);
