@@ -12,11 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ring-fake.h"
 #include "test.h"
 
 #define C "null:memory_backed=1,size=1M,irqmode=none,name=c"
 #define DC "null:memory_backed=1,size=1M,irqmode=none,discard=1,name=dc"
 #define A "null:memory_backed=1,size=1M,name=a"
+/* Ends on a completion thread, so its tags go through the ring's plug. */
+#define PLUGGED "null:size=1M,irqmode=softirq,name=plugged"
 
 static struct blkring_dev *vol(const char *table)
 {
@@ -244,10 +247,60 @@ static void test_reload_under_ring(void)
 	teardown(&ring, dev);
 }
 
+struct reload_in_batch {
+	struct blkring_dev *vol;
+	struct fake_dev *fake;
+};
+
+/* While the submitter is blocked in the middle of its batch: a reload. */
+static void *reload_mid_batch(void *arg)
+{
+	struct reload_in_batch *r = arg;
+
+	ring_fake_wait_blocked(r->fake, 1);
+	CHECK_EQ(blkring_vol_load(r->vol, "0 2048 linear " A " 0", NULL), 0);
+	CHECK_EQ(blkring_vol_suspend(r->vol), 0);
+	CHECK_EQ(blkring_vol_resume(r->vol), 0);
+	ring_fake_unblock(r->fake);
+	return NULL;
+}
+
+/* A reload while a ring's batch holds tags of the old table's leg: the leg
+ * closes when the batch gives them back, not never and not before. */
+static void test_reload_frees_plugged_leg(void)
+{
+	struct reload_in_batch r = {.vol = vol("0 2048 linear " PLUGGED " 0"),
+	                            .fake = ring_fake_create(FAKE_BLOCK)};
+	struct blkring_dev *devs[2] = {r.vol, r.fake->dev}, *leg;
+	struct blkring_dev_info info;
+	static char buf[2][4096];
+	struct blkring ring;
+	pthread_t t;
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, devs, 2), 0);
+	blkring_prep_read(sqe(&ring), 0, buf[0], 4096, 0);
+	blkring_prep_read(sqe(&ring), 1, buf[1], 4096, 0);
+	CHECK_EQ(pthread_create(&t, NULL, reload_mid_batch, &r), 0);
+	CHECK_EQ(blkring_submit(&ring), 2);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK_EQ(one_cqe(&ring, NULL), 4096);
+	CHECK_EQ(one_cqe(&ring, NULL), 4096);
+	/* The old leg is gone: its spec opens a new device. */
+	leg = test_open(PLUGGED);
+	CHECK_EQ(blkring_dev_info(leg, &info), 0);
+	CHECK_EQ(info.ios[BLKRING_DIR_READ], 0);
+	CHECK_EQ(blkring_dev_close(leg), 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(r.vol), 0);
+	ring_fake_destroy(r.fake);
+}
+
 static const struct test_case cases[] = {
     {"error-and-zero-cqes", test_error_and_zero_cqes, 0},
     {"suspended-ring", test_suspended_ring, 0},
     {"reload-under-ring", test_reload_under_ring, 120},
+    {"reload-frees-plugged-leg", test_reload_frees_plugged_leg, 20},
     {NULL, NULL, 0},
 };
 

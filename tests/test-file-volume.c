@@ -154,12 +154,12 @@ static void test_legs_on_ring_queues(void)
 	tf_fill(buf, IO, 0, 53);
 	ring_io(&ring, true, buf, 0); /* eight chunks: both legs */
 	CHECK(ring_has_queue(&ring, legs[0]) && ring_has_queue(&ring, legs[1]));
-	CHECK_EQ(legs[0]->pins, 1);
+	CHECK_EQ(legs[0]->pins, 2); /* the opens' and the ring queue's */
 	memset(buf, 0, IO);
 	ring_io(&ring, false, buf, 0);
 	CHECK(tf_check_pattern(buf, IO, 0, 53));
 	blkring_queue_exit(&ring);
-	CHECK_EQ(legs[0]->pins, 0);
+	CHECK_EQ(legs[0]->pins, 1);
 	CHECK_EQ(blkring_dev_close(vol), 0);
 	CHECK_EQ(blkring_dev_close(legs[0]), 0);
 	CHECK_EQ(blkring_dev_close(legs[1]), 0);

@@ -134,6 +134,17 @@ void blkring__plug_release(struct blkring_plug *plug)
 			hctx->dev->ops->start_tagged(hctx->dev, next);
 	}
 	plug->hctx = NULL;
+	blkring__dev_unpin(hctx->dev);
+}
+
+/* Cached tags are a reference: a reload may close the device meanwhile. */
+static void plug_hold(struct blkring_plug *plug, struct blkring_hctx *hctx, uint32_t nr)
+{
+	blkring__dev_pin(hctx->dev);
+	if (plug->hctx)
+		blkring__dev_unpin(plug->hctx->dev); /* its tags are all used */
+	plug->hctx = hctx;
+	plug->nr = nr;
 }
 
 int blkring__hctx_get_tag_plugged(struct blkring_hctx *hctx, struct blkring_bio *bio)
@@ -156,7 +167,7 @@ int blkring__hctx_get_tag_plugged(struct blkring_hctx *hctx, struct blkring_bio 
 	n = blkring__hctx_get_tags(hctx, plug->want + 1);
 	if (!n)
 		return blkring__hctx_get_tag(hctx, bio);
-	plug->hctx = hctx;
-	plug->nr = n - 1;
+	if (n > 1)
+		plug_hold(plug, hctx, n - 1);
 	return 1;
 }

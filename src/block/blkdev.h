@@ -182,7 +182,7 @@ struct blkring_plug {
 	bool active;               /* inside the ring's submit batch */
 	uint32_t want;             /* bios the batch may still issue */
 	uint32_t nr;               /* tags held for hctx, unused */
-	struct blkring_hctx *hctx; /* whose tags */
+	struct blkring_hctx *hctx; /* whose tags; its device is pinned */
 };
 
 struct blkring_ioc {
@@ -264,7 +264,9 @@ struct blkring_dev {
 
 	_Atomic int refs;      /* opens */
 	_Atomic int ring_refs; /* ring registrations */
-	int pins;              /* rings' queues for it (registry lock): freed after them */
+	/* What keeps it allocated: its opens (one pin for all), rings' queues
+	 * for it, a plug's cached tags.  Written once a batch: a line of its own. */
+	_Atomic int pins __attribute__((aligned(CACHELINE)));
 	struct blkring_dev *registry_next;
 	void *private; /* driver's */
 
@@ -495,7 +497,7 @@ static inline uint32_t blkring__hctx_get_tags(struct blkring_hctx *hctx, uint32_
 }
 
 /* Gives back the tags a plug holds, one at a time, each to a waiting bio
- * if there is one (FIFO, as any put), started by its driver. */
+ * if there is one (FIFO, as any put), started by its driver; then the pin. */
 void blkring__plug_release(struct blkring_plug *plug);
 
 /* The end of a submit batch: what the plug still holds goes back. */
@@ -503,7 +505,7 @@ static inline void blkring__plug_finish(struct blkring_plug *plug)
 {
 	plug->active = false;
 	plug->want = 0;
-	if (plug->nr)
+	if (plug->hctx)
 		blkring__plug_release(plug);
 }
 
@@ -541,13 +543,14 @@ static inline void blkring__hctx_unlock_poll(struct blkring_hctx *hctx)
 /* Allocates a device with the defaults; the driver fills the rest. */
 struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops);
 void blkring__dev_free(struct blkring_dev *dev);
-/* Takes another open reference (a volume holding its legs); drop it with
- * blkring_dev_close(). */
+/* Takes another open reference (a volume holding its legs); a holder drops
+ * it with blkring__dev_put(), which cannot fail: its own I/O has ended, and
+ * what others still hold is pinned. */
 void blkring__dev_get(struct blkring_dev *dev);
-/* A ring's queue for the device keeps it from being freed, not from being
- * closed: a volume's leg that the ring never registered may lose its last
- * open (a reload) while the queue lives.  The last of closes and unpins
- * frees it. */
+void blkring__dev_put(struct blkring_dev *dev);
+/* A pin keeps the device from being freed, not from being closed: a
+ * volume's leg may lose its last open (a reload) while a ring's queue for
+ * it lives or a ring's batch holds its tags.  The last unpin frees it. */
 void blkring__dev_pin(struct blkring_dev *dev);
 void blkring__dev_unpin(struct blkring_dev *dev);
 /* Bios the device's hardware queues hold (dispatched or waiting for a tag). */

@@ -46,6 +46,7 @@ struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops)
 	dev->limits.max_sectors = BLK_SAFE_MAX_SECTORS;
 	dev->limits.discard_granularity = SECTOR_SIZE;
 	atomic_init(&dev->refs, 1);
+	atomic_init(&dev->pins, 1); /* the opens' */
 	return dev;
 }
 
@@ -323,46 +324,56 @@ int blkring_dev_open(const char *text, struct blkring_dev **devp)
 
 void blkring__dev_pin(struct blkring_dev *dev)
 {
-	pthread_mutex_lock(&registry_lock);
-	dev->pins++;
-	pthread_mutex_unlock(&registry_lock);
+	atomic_fetch_add_explicit(&dev->pins, 1, memory_order_relaxed);
 }
 
+/* No lock: a ring's batch drops a pin at its end.  Whoever drops the last
+ * one (the last close drops the opens' pin) is the only one left. */
 void blkring__dev_unpin(struct blkring_dev *dev)
 {
-	bool last;
-
-	pthread_mutex_lock(&registry_lock);
-	last = --dev->pins == 0 && atomic_load(&dev->refs) == 0;
-	pthread_mutex_unlock(&registry_lock);
-	if (last)
+	if (atomic_fetch_sub_explicit(&dev->pins, 1, memory_order_acq_rel) == 1)
 		dev_destroy(dev);
+}
+
+/* Drops an open; true when it was the last (the registry lock held). */
+static bool put_locked(struct blkring_dev *dev)
+{
+	/* One atomic step: blkring__dev_get() adds without the lock (a
+	 * holder's reference), and a lost add would free a device in use. */
+	if (atomic_fetch_sub(&dev->refs, 1) != 1)
+		return false;
+	registry_del(dev);
+	return true;
 }
 
 int blkring_dev_close(struct blkring_dev *dev)
 {
-	bool last = false;
-	int refs;
+	bool last;
 
 	if (!dev)
 		return -EINVAL;
 	pthread_mutex_lock(&registry_lock);
-	refs = atomic_load(&dev->refs);
-	if (refs == 1 && (atomic_load(&dev->ring_refs) > 0 || blkring__dev_inflight(dev))) {
+	if (atomic_load(&dev->refs) == 1 &&
+	    (atomic_load(&dev->ring_refs) > 0 || blkring__dev_inflight(dev))) {
 		pthread_mutex_unlock(&registry_lock);
 		return -EBUSY;
 	}
-	/* One atomic step: blkring__dev_get() adds without the lock (a
-	 * holder's reference), and a lost add would free a device in use. */
-	refs = atomic_fetch_sub(&dev->refs, 1);
-	if (refs == 1) {
-		registry_del(dev);
-		last = !dev->pins;
-	}
+	last = put_locked(dev);
 	pthread_mutex_unlock(&registry_lock);
 	if (last)
-		dev_destroy(dev);
+		blkring__dev_unpin(dev);
 	return 0;
+}
+
+void blkring__dev_put(struct blkring_dev *dev)
+{
+	bool last;
+
+	pthread_mutex_lock(&registry_lock);
+	last = put_locked(dev);
+	pthread_mutex_unlock(&registry_lock);
+	if (last)
+		blkring__dev_unpin(dev);
 }
 
 /* ---- counters ---- */

@@ -170,7 +170,7 @@ void blkring__dm_poll_free(struct dm_table *t)
 	if (!pl)
 		return;
 	for (unsigned i = 0; i < pl->nr_refs; i++)
-		blkring_dev_close(pl->refs[i]);
+		blkring__dev_put(pl->refs[i]);
 	free(pl->refs);
 	free(pl->q);
 	free(pl->vols);

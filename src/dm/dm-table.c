@@ -223,7 +223,7 @@ int blkring__dm_get_device(struct dm_target *ti, unsigned arg, uint64_t start, u
 		return ret;
 	ret = add_leg(ti, dev, start, len);
 	if (ret) {
-		blkring_dev_close(dev);
+		blkring__dev_put(dev);
 		return ret;
 	}
 	ret = check_leg(ti, arg, dev, start, len);
@@ -538,7 +538,7 @@ void blkring__dm_table_destroy(struct dm_table *t)
 		if (ti->private && ti->type->dtr)
 			ti->type->dtr(ti);
 		for (unsigned l = 0; l < ti->nr_legs; l++)
-			blkring_dev_close(ti->legs[l].dev);
+			blkring__dev_put(ti->legs[l].dev);
 		free(ti->legs);
 	}
 	free(t->targets);
