@@ -33,6 +33,12 @@ rc=$?
 check fixedbufs_batched '[[ $rc == 0 ]] && grep -q "^x: (groupid=0, jobs=1): err= 0" "$T/out"' \
 	"exit $rc: $(tail -c 300 "$T/out")"
 
+"$B" bench --name=x --filename="$F" --rw=randread --bs=4k --iodepth=32 --fixedbufs=1 \
+	--sqthread_poll=1 --runtime=1 --time_based >"$T/out" 2>&1
+rc=$?
+check fixedbufs_sqpoll '[[ $rc == 0 ]] && grep -q "^x: (groupid=0, jobs=1): err= 0" "$T/out"' \
+	"exit $rc: $(tail -c 300 "$T/out")"
+
 "$B" info "file:$F" >"$T/info" 2>&1
 rc=$?
 check info_poll '[[ $rc == 0 ]] && grep -q "features:.* poll$" "$T/info" &&

@@ -249,16 +249,18 @@ static void test_loop_commands(void)
 }
 
 /* Registered buffers: the kernel ring gets them; other devices see plain
- * reads and writes; io_uring's errors. */
-static void test_fixed_buffers(void)
+ * reads and writes; io_uring's errors.  An SQPOLL ring registers them from
+ * the application's thread, as io_uring and fio do. */
+static void fixed_buffers(unsigned flags)
 {
+	struct blkring_params p = {.flags = flags, .sq_thread_idle = 10};
 	struct blkring_dev *devs[2] = {tf_open("file:%s,size=1M", tf_path(tf.shm_dir, "fixed.img")),
 	                               tf_open("null:memory_backed=1,size=1M,irqmode=0")};
 	char *a = tf_alloc(65536), *b = tf_alloc(65536);
 	struct iovec iov[2] = {{a, 65536}, {b, 65536}};
 	struct blkring ring;
 
-	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_queue_init_params(8, &ring, &p), 0);
 	CHECK_EQ(blkring_register_devices(&ring, devs, 2), 0);
 	CHECK_EQ(blkring_unregister_buffers(&ring), -ENXIO);
 	CHECK_EQ(blkring_register_buffers(&ring, iov, 0), -EINVAL);
@@ -275,7 +277,8 @@ static void test_fixed_buffers(void)
 		CHECK_EQ(reap_one(&ring, 0), 16384);
 		CHECK(tf_check_pattern(b, 16384, 4096, 30 + d));
 	}
-	CHECK(queue_of(&ring, devs[0])->q.fixed_bufs);
+	if (!(flags & BLKRING_SETUP_SQPOLL)) /* else the SQ thread's */
+		CHECK(queue_of(&ring, devs[0])->q.fixed_bufs);
 	/* An index beyond the table, a range beyond the buffer. */
 	blkring_prep_read_fixed(sqe_of(&ring), 0, b, 4096, 0, 2);
 	blkring_prep_read_fixed(sqe_of(&ring), 0, b + 65536 - 2048, 4096, 0, 1);
@@ -292,6 +295,16 @@ static void test_fixed_buffers(void)
 	CHECK_EQ(blkring_dev_close(devs[1]), 0);
 	free(a);
 	free(b);
+}
+
+static void test_fixed_buffers(void)
+{
+	fixed_buffers(0);
+}
+
+static void test_fixed_buffers_sqpoll(void)
+{
+	fixed_buffers(BLKRING_SETUP_SQPOLL);
 }
 
 struct ring_thread {
@@ -825,6 +838,7 @@ static const struct test_case cases[] = {
     {"task_work_wakes", test_task_work_wakes, 0},
     {"loop_commands", test_loop_commands, 0},
     {"fixed_buffers", test_fixed_buffers, 0},
+    {"fixed_buffers_sqpoll", test_fixed_buffers_sqpoll, 0},
     {"io_workers", test_io_workers, 0},
     {"spin_watches", test_spin_watches, 0},
     {"spin_backs_off", test_spin_backs_off, 0},

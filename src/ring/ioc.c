@@ -232,15 +232,12 @@ static int check_buffers(const struct iovec *iovecs, unsigned n)
 	return 0;
 }
 
-int blkring_register_buffers(struct blkring *ring, const struct iovec *iovecs, unsigned n)
+static int buffers_register(struct blkring_ioc *ioc, const struct iovec *iovecs, unsigned n)
 {
-	struct blkring__ctx *ctx = ring->ctx;
 	struct iovec *copy;
 	int ret;
 
-	if (!blkring__is_owner(ctx))
-		return -EEXIST;
-	if (ctx->ioc.bufs)
+	if (ioc->bufs)
 		return blkring__error(-EBUSY, "register buffers: the ring already has buffers");
 	ret = check_buffers(iovecs, n);
 	if (ret)
@@ -249,20 +246,28 @@ int blkring_register_buffers(struct blkring *ring, const struct iovec *iovecs, u
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, iovecs, n * sizeof(*copy));
-	ctx->ioc.bufs = copy;
-	ctx->ioc.nr_bufs = n;
-	ctx->ioc.bufs_gen++;
+	ioc->bufs = copy;
+	ioc->nr_bufs = n;
+	ioc->bufs_gen++;
 	return 0;
+}
+
+int blkring_register_buffers(struct blkring *ring, const struct iovec *iovecs, unsigned n)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	int ret = blkring__register_begin(ctx);
+
+	if (ret)
+		return ret;
+	ret = buffers_register(&ctx->ioc, iovecs, n);
+	blkring__register_end(ctx);
+	return ret;
 }
 
 /* As io_uring's, but only with nothing in flight: a driver's kernel ring
  * may still use them until its I/O is done. */
-int blkring_unregister_buffers(struct blkring *ring)
+static int buffers_unregister(struct blkring__ctx *ctx)
 {
-	struct blkring__ctx *ctx = ring->ctx;
-
-	if (!blkring__is_owner(ctx))
-		return -EEXIST;
 	if (!ctx->ioc.bufs)
 		return -ENXIO;
 	blkring__enter(ctx);
@@ -274,4 +279,16 @@ int blkring_unregister_buffers(struct blkring *ring)
 	ctx->ioc.nr_bufs = 0;
 	ctx->ioc.bufs_gen++;
 	return 0;
+}
+
+int blkring_unregister_buffers(struct blkring *ring)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	int ret = blkring__register_begin(ctx);
+
+	if (ret)
+		return ret;
+	ret = buffers_unregister(ctx);
+	blkring__register_end(ctx);
+	return ret;
 }

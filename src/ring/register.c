@@ -56,16 +56,16 @@ static int devices_unregister(struct blkring__ctx *ctx)
 	return 0;
 }
 
-/* Only the owner changes the table; on an SQPOLL ring the application's
- * thread, with the SQ thread (which reads the table) parked. */
-static int table_change_begin(struct blkring__ctx *ctx)
+/* Only the owner changes what is registered; on an SQPOLL ring the
+ * application's thread, with the SQ thread (which reads it) parked. */
+int blkring__register_begin(struct blkring__ctx *ctx)
 {
 	if (ctx->sq)
 		return blkring__sq_park(ctx);
 	return blkring__is_owner(ctx) ? 0 : -EEXIST;
 }
 
-static void table_change_end(struct blkring__ctx *ctx)
+void blkring__register_end(struct blkring__ctx *ctx)
 {
 	if (ctx->sq)
 		blkring__sq_unpark(ctx);
@@ -74,23 +74,23 @@ static void table_change_end(struct blkring__ctx *ctx)
 int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n)
 {
 	struct blkring__ctx *ctx = ring->ctx;
-	int ret = table_change_begin(ctx);
+	int ret = blkring__register_begin(ctx);
 
 	if (ret)
 		return ret;
 	ret = devices_register(ctx, devs, n);
-	table_change_end(ctx);
+	blkring__register_end(ctx);
 	return ret;
 }
 
 int blkring_unregister_devices(struct blkring *ring)
 {
 	struct blkring__ctx *ctx = ring->ctx;
-	int ret = table_change_begin(ctx);
+	int ret = blkring__register_begin(ctx);
 
 	if (ret)
 		return ret;
 	ret = devices_unregister(ctx);
-	table_change_end(ctx);
+	blkring__register_end(ctx);
 	return ret;
 }

@@ -338,6 +338,10 @@ int blkring__sq_start(struct blkring__ctx *ctx, const struct blkring_params *p);
 void blkring__sq_stop(struct blkring__ctx *ctx);
 int blkring__sq_park(struct blkring__ctx *ctx);
 void blkring__sq_unpark(struct blkring__ctx *ctx);
+/* Registration (devices, buffers): the owner, or on an SQPOLL ring the
+ * application's thread with the SQ thread parked. */
+int blkring__register_begin(struct blkring__ctx *ctx);
+void blkring__register_end(struct blkring__ctx *ctx);
 int blkring__sq_submit(struct blkring *ring);
 int blkring__sq_get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
                         const struct timespec *deadline);
