@@ -182,6 +182,34 @@ static void test_badblocks(void)
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
+/* As Linux: a write to a read-only device is refused before its offset,
+ * length and range are looked at, on a ring and in the synchronous calls. */
+static void ring_write_checks_read_only_first(struct blkring_dev *dev)
+{
+	static const struct {
+		uint64_t off;
+		uint32_t len;
+	} bad[] = {{1, 4096}, {0, 100}, {1 << 20, 4096}, {UINT64_MAX - 511, 4096}, {0, 0}};
+	static char buf[4096];
+	struct blkring ring;
+
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct blkring_sqe *sqe = blkring_get_sqe(&ring);
+		struct blkring_cqe *cqe;
+
+		CHECK_EQ(blkring_dev_pwrite(dev, buf, bad[i].len, bad[i].off), -EBADF);
+		blkring_prep_write(sqe, 0, buf, bad[i].len, bad[i].off);
+		CHECK_EQ(blkring_submit_and_wait(&ring, 1), 1);
+		CHECK_EQ(blkring_peek_cqe(&ring, &cqe), 0);
+		CHECK_EQ(cqe->res, -EBADF);
+		blkring_cqe_seen(&ring, cqe);
+	}
+	CHECK_EQ(blkring_dev_discard(dev, 1, 1), -EOPNOTSUPP); /* no discard: Linux's order */
+	blkring_queue_exit(&ring);
+}
+
 static void test_read_only(void)
 {
 	struct blkring_dev *dev = test_open("null:size=1M,ro=1,irqmode=0");
@@ -193,6 +221,7 @@ static void test_read_only(void)
 	CHECK_EQ(blkring_dev_pwrite(dev, buf, 512, 0), -EBADF);
 	CHECK_EQ(blkring_dev_pread(dev, buf, 512, 0), 512);
 	CHECK_EQ(blkring_dev_flush(dev), 0);
+	ring_write_checks_read_only_first(dev);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 

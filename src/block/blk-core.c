@@ -80,10 +80,11 @@ static inline int check_rw(struct blkring_bio *bio)
 {
 	struct blkring_dev *dev = bio->dev;
 
-	if (unlikely(bio->status))
-		return bio->status; /* sub-sector offset, see blkring__bio_init() */
+	/* As Linux's bio_check_ro(): before any check of the range. */
 	if (unlikely(bio->op == REQ_OP_WRITE && dev->read_only))
 		return -EBADF;
+	if (unlikely(bio->status))
+		return bio->status; /* sub-sector offset, see blkring__bio_init() */
 	if (unlikely(blkring__validate_byte_range(dev, bio->sector << SECTOR_SHIFT, bio->size) ||
 	             bio->size > MAX_RW_BYTES || !bio->vec))
 		return -EINVAL;
@@ -99,6 +100,9 @@ static int check_other(struct blkring_bio *bio)
 	struct blkring_dev *dev = bio->dev;
 	uint32_t feature;
 
+	/* As Linux's bio_check_ro(), for every op that writes. */
+	if (bio->op != REQ_OP_FLUSH && dev->read_only)
+		return -EBADF;
 	if (bio->status)
 		return bio->status;
 	switch (bio->op) {
@@ -115,8 +119,6 @@ static int check_other(struct blkring_bio *bio)
 	}
 	if (!(dev->features & feature))
 		return -EOPNOTSUPP;
-	if (dev->read_only)
-		return -EBADF;
 	return blkring__validate_byte_range(dev, bio->sector << SECTOR_SHIFT, bio->size);
 }
 
