@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # File devices from the command line: bench jobs on a regular file (with
 # and without registered buffers, batched) and on a loop device the test
-# attaches itself, `blkring info` saying how polled I/O is done, and a bad
+# attaches itself, `blkring info` saying how polled I/O is done and that a
+# device the kernel marks read-only is read-only, and a bad
 # path's message.  Loop devices and files are removed on any exit.
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d /dev/shm/blkring-file-bench.XXXXXX)
@@ -70,4 +71,12 @@ check loop_device '[[ $rc == 0 ]] && [[ $(grep -c "^l: (groupid=0, jobs=1): err=
 "$B" info "file:$LOOP,iopoll=1" >"$T/info" 2>&1
 rc=$?
 check info_kernel_poll '[[ $rc == 0 ]] && grep -q "features:.* poll kernel_poll" "$T/info"' \
+	"exit $rc: $(head -c 400 "$T/info")"
+
+# A device the kernel marks read-only (BLKROSET) is read-only here too.
+blockdev --setro "$LOOP"
+"$B" info "$LOOP" >"$T/info" 2>&1
+rc=$?
+blockdev --setrw "$LOOP"
+check info_kernel_read_only '[[ $rc == 0 ]] && grep -q "read only: *yes" "$T/info"' \
 	"exit $rc: $(head -c 400 "$T/info")"

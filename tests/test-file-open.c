@@ -3,6 +3,7 @@
  * file devices: specs, creation, canonical names, limits from the kernel,
  * and every error an open or a read-only device gives.
  */
+#include <linux/fs.h>
 #include <sys/sysmacros.h>
 
 #include "drivers/file.h"
@@ -322,15 +323,55 @@ static void test_loop_read_only(void)
 	free(buf);
 }
 
+static void set_kernel_ro(int fd, int ro)
+{
+	CHECK_EQ(ioctl(fd, BLKROSET, &ro), 0);
+}
+
+/* A block device the kernel marks read-only opens read-only: writes get
+ * -EBADF up front, whatever their offset, not the kernel's -EPERM. */
+static void test_loop_kernel_read_only(void)
+{
+	const char *loop = tf_loop(1);
+	struct blkring_dev_info info;
+	struct blkring_dev *dev;
+	char *buf = tf_alloc(4096);
+	int fd = open(loop, O_RDONLY | O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	set_kernel_ro(fd, 1);
+	dev = blkring_dev_open(loop, &dev) ? NULL : dev;
+	set_kernel_ro(fd, 0); /* before any check can fail: later cases write */
+	close(fd);
+	if (!dev)
+		TEST_FAIL("open %s: %s", loop, blkring_last_error());
+	CHECK_EQ(blkring_dev_info(dev, &info), 0);
+	CHECK_EQ(info.read_only, 1);
+	CHECK_EQ(blkring_dev_pread(dev, buf, 4096, 0), 4096);
+	CHECK_EQ(blkring_dev_pwrite(dev, buf, 4096, 0), -EBADF);
+	CHECK_EQ(blkring_dev_pwrite(dev, buf, 4096, 1), -EBADF);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
 static const struct test_case cases[] = {
-    {"missing_file", test_missing_file, 0},     {"size_creates", test_size_creates, 0},
-    {"canonical_spec", test_canonical_spec, 0}, {"new_file_name", test_new_file_name, 0},
-    {"not_a_file", test_not_a_file, 0},         {"bad_keys", test_bad_keys, 0},
-    {"too_small", test_too_small, 0},           {"read_only", test_read_only, 0},
-    {"permission", test_permission, 0},         {"file_limits", test_file_limits, 0},
-    {"tmpfs_limits", test_tmpfs_limits, 0},     {"loop_limits", test_loop_limits, 0},
-    {"loop_4k_limits", test_loop_4k_limits, 0}, {"loop_discard_probe", test_loop_discard_probe, 0},
-    {"loop_read_only", test_loop_read_only, 0}, {NULL, NULL, 0},
+    {"missing_file", test_missing_file, 0},
+    {"size_creates", test_size_creates, 0},
+    {"canonical_spec", test_canonical_spec, 0},
+    {"new_file_name", test_new_file_name, 0},
+    {"not_a_file", test_not_a_file, 0},
+    {"bad_keys", test_bad_keys, 0},
+    {"too_small", test_too_small, 0},
+    {"read_only", test_read_only, 0},
+    {"permission", test_permission, 0},
+    {"file_limits", test_file_limits, 0},
+    {"tmpfs_limits", test_tmpfs_limits, 0},
+    {"loop_limits", test_loop_limits, 0},
+    {"loop_4k_limits", test_loop_4k_limits, 0},
+    {"loop_discard_probe", test_loop_discard_probe, 0},
+    {"loop_read_only", test_loop_read_only, 0},
+    {"loop_kernel_read_only", test_loop_kernel_read_only, 0},
+    {NULL, NULL, 0},
 };
 
 int main(int argc, char **argv)

@@ -36,7 +36,7 @@
  *                     comparisons.
  *
  * Limits come from the kernel: for block devices BLKGETSIZE64, BLKSSZGET,
- * BLKPBSZGET and /sys/dev/block/MAJ:MIN/queue; for regular files the
+ * BLKPBSZGET, BLKROGET and /sys/dev/block/MAJ:MIN/queue; for regular files the
  * filesystem (see file_limits()).
  */
 #include <errno.h>
@@ -271,12 +271,15 @@ static int bdev_limits(struct file_dev *fd, const struct file_conf *c, const str
 	struct blkring_limits *lim = &dev->limits;
 	uint64_t size, discard_max = queue_attr(st->st_rdev, "discard_max_bytes");
 	uint64_t zeroes_max = queue_attr(st->st_rdev, "write_zeroes_max_bytes");
-	int lbs = 0;
+	int lbs = 0, ro = 0;
 	unsigned pbs = 0;
 
 	if (ioctl(fd->fd, BLKGETSIZE64, &size) < 0 || ioctl(fd->fd, BLKSSZGET, &lbs) < 0 ||
-	    ioctl(fd->fd, BLKPBSZGET, &pbs) < 0)
+	    ioctl(fd->fd, BLKPBSZGET, &pbs) < 0 || ioctl(fd->fd, BLKROGET, &ro) < 0)
 		return open_error(c, -errno);
+	/* Marked read-only by the kernel (BLKROSET): writes get blkring's
+	 * -EBADF up front, not the kernel's -EPERM from below. */
+	dev->read_only |= ro != 0;
 	if (c->size > size)
 		return blkring__error(-EINVAL,
 		                      "file: '%s': size=%" PRIu64 " is beyond the device's %" PRIu64
