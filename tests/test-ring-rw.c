@@ -191,6 +191,48 @@ static void rw_fsync(void)
 	ring_fake_destroy(fake);
 }
 
+/*
+ * io_uring's rule: what an SQE points at is read when the SQE is consumed.
+ * Without SQPOLL that is inside submit; with it, when the SQ thread gets
+ * there.  Once consumed, the iovec array may be reused: the bio has a copy.
+ */
+static void iovec_read_at_consume(unsigned flags)
+{
+	struct blkring_params p = {.flags = flags, .sq_thread_idle = 100};
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
+	struct iovec iov[2] = {{buf[0], 512}, {buf[1], 1024}};
+	struct fake_bio_record rec;
+	struct blkring ring;
+
+	CHECK_EQ(blkring_queue_init_params(8, &ring, &p), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &fake->dev, 1), 0);
+	blkring_prep_readv(ring_sqe(&ring), 0, iov, 2, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	while (blkring_sq_ready(&ring))
+		; /* the SQ thread has not consumed it yet */
+	ring_fake_wait_submitted(fake, 1);
+	memset(iov, 0, sizeof(iov));
+	rec = ring_fake_record(fake, 0);
+	CHECK(rec.vec != iov);
+	CHECK_EQ(rec.nr_vecs, 2);
+	CHECK(rec.vec[0].iov_base == (void *)buf[0] && rec.vec[0].iov_len == 512);
+	CHECK(rec.vec[1].iov_base == (void *)buf[1] && rec.vec[1].iov_len == 1024);
+	ring_fake_end_from_thread(fake, 1, 0);
+	CHECK_EQ(ring_reap(&ring).res, 1536);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
+static void rw_iovec_consumed(void)
+{
+	iovec_read_at_consume(0);
+}
+
+static void rw_iovec_consumed_sqpoll(void)
+{
+	iovec_read_at_consume(BLKRING_SETUP_SQPOLL);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -199,6 +241,8 @@ int main(int argc, char **argv)
 	    {"ring-rw-vectored", rw_vectored, 0},
 	    {"ring-rw-vectored-errors", rw_vectored_errors, 0},
 	    {"ring-rw-fsync", rw_fsync, 0},
+	    {"ring-rw-iovec-consumed", rw_iovec_consumed, 0},
+	    {"ring-rw-iovec-consumed-sqpoll", rw_iovec_consumed_sqpoll, 0},
 	    {NULL, NULL, 0},
 	};
 
