@@ -245,6 +245,27 @@ struct blkring_dev_info {
 
 int blkring_dev_open(const char *spec, struct blkring_dev **devp);
 int blkring_dev_close(struct blkring_dev *dev);
+
+/*
+ * Device specs as the library reads them (docs/API.md, "Device specs"):
+ * TYPE:[ARG,]KEY=VALUE,..., a bare path (the file driver's) or an NBD URI
+ * (the nbd driver's).  Parse one, look at or change its keys, and open it
+ * or format it back to text, so that no application edits spec text.
+ * blkring_spec_parse() knows the driver: an unknown TYPE is -ENODEV.
+ */
+struct blkring_spec;
+int blkring_spec_parse(const char *text, struct blkring_spec **specp);
+void blkring_spec_free(struct blkring_spec *spec);
+/* "null", "file", "table"... and the first item (a path or a URI), or NULL. */
+const char *blkring_spec_type(const struct blkring_spec *spec);
+const char *blkring_spec_arg(const struct blkring_spec *spec);
+/* The value of KEY, or NULL. */
+const char *blkring_spec_get(const struct blkring_spec *spec, const char *key);
+/* Sets KEY to value (replacing it where given), or removes it (NULL). */
+int blkring_spec_set(struct blkring_spec *spec, const char *key, const char *value);
+/* As snprintf: the length of the whole text, escapes included. */
+int blkring_spec_format(const struct blkring_spec *spec, char *buf, size_t size);
+int blkring_dev_open_spec(const struct blkring_spec *spec, struct blkring_dev **devp);
 int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info);
 
 /* Blocking calls, for code that does not want a ring. */

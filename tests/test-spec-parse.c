@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Device specs: syntax, escapes, sizes, and the text of every error. */
 #include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "block/blkdev.h"
 #include "test.h"
@@ -34,7 +36,7 @@ static void test_syntax(void)
 	struct blkring_spec s = parse_ok("null:size=1G,name=a\\,b,bs=4096");
 
 	CHECK(!strcmp(s.type, "null"));
-	CHECK(s.path == NULL);
+	CHECK(s.arg == NULL);
 	CHECK_EQ(s.nr, 3);
 	CHECK(!strcmp(blkring__spec_str(&s, "name"), "a,b"));
 	CHECK(blkring__spec_str(&s, "missing") == NULL);
@@ -47,28 +49,28 @@ static void test_syntax(void)
 
 	s = parse_ok("/tmp/a\\,b,direct=1");
 	CHECK(!strcmp(s.type, "file"));
-	CHECK(!strcmp(s.path, "/tmp/a,b"));
+	CHECK(!strcmp(s.arg, "/tmp/a,b"));
 	CHECK_EQ(s.nr, 1);
 	blkring__spec_free(&s);
 
 	s = parse_ok("./rel");
 	CHECK(!strcmp(s.type, "file"));
-	CHECK(!strcmp(s.path, "./rel"));
+	CHECK(!strcmp(s.arg, "./rel"));
 	blkring__spec_free(&s);
 
 	s = parse_ok("table:vol.table,x=\\\\y");
-	CHECK(!strcmp(s.path, "vol.table"));
+	CHECK(!strcmp(s.arg, "vol.table"));
 	CHECK(!strcmp(blkring__spec_str(&s, "x"), "\\y"));
 	blkring__spec_free(&s);
 
 	/* A path that starts as one may hold '='. */
 	s = parse_ok("table:/srv/a=b.table,ro=1");
-	CHECK(!strcmp(s.path, "/srv/a=b.table"));
+	CHECK(!strcmp(s.arg, "/srv/a=b.table"));
 	CHECK_EQ(s.nr, 1);
 	blkring__spec_free(&s);
 	s = parse_ok("./x=y.img");
 	CHECK(!strcmp(s.type, "file"));
-	CHECK(!strcmp(s.path, "./x=y.img"));
+	CHECK(!strcmp(s.arg, "./x=y.img"));
 	CHECK_EQ(s.nr, 0);
 	blkring__spec_free(&s);
 	s = parse_ok("null:name=a\\\\");
@@ -135,7 +137,7 @@ static void test_sizes(void)
 static void test_getters(void)
 {
 	static const char *const modes[] = {"none", "softirq", "timer", NULL};
-	struct blkring_spec s = parse_ok("x:n=12,b=yes,c=timer,d=1,e=maybe,f=fast,g=1x");
+	struct blkring_spec s = parse_ok("null:n=12,b=yes,c=timer,d=1,e=maybe,f=fast,g=1x");
 	uint64_t n = 0;
 	unsigned c = 9;
 	bool b = false;
@@ -159,7 +161,7 @@ static void test_getters(void)
 	blkring__spec_free(&s);
 
 	/* A leading zero is decimal, not octal; 0x is hex. */
-	s = parse_ok("x:a=010,b=08,c=0x10,d=0x");
+	s = parse_ok("null:a=010,b=08,c=0x10,d=0x");
 	CHECK_EQ(blkring__spec_u64(&s, "a", &n), 0);
 	CHECK_EQ(n, 10);
 	CHECK_EQ(blkring__spec_u64(&s, "b", &n), 0);
@@ -169,10 +171,10 @@ static void test_getters(void)
 	CHECK_EQ(blkring__spec_u64(&s, "d", &n), -EINVAL);
 	blkring__spec_free(&s);
 
-	s = parse_ok("x:n=1,zz=2");
+	s = parse_ok("null:n=1,zz=2");
 	CHECK_EQ(blkring__spec_u64(&s, "n", &n), 0);
 	CHECK_EQ(blkring__spec_check_unused(&s, "n"), -EINVAL);
-	CHECK(strstr(blkring_last_error(), "x: unknown key 'zz'; known keys: n"));
+	CHECK(strstr(blkring_last_error(), "null: unknown key 'zz'; known keys: n"));
 	blkring__spec_free(&s);
 }
 
@@ -215,12 +217,149 @@ static void test_open_errors(void)
 	open_fails("null:/some/path", -EINVAL, "'/some/path': expected key=value", "takes no path");
 }
 
+/* A driver whose first item is opaque, as nbd's URI and rbd's POOL/IMAGE;
+ * it opens nothing, and says what it was given. */
+static char opened_arg[256];
+static int opaque_open(struct blkring_spec *spec, struct blkring_dev **devp)
+{
+	(void)devp;
+	snprintf(opened_arg, sizeof(opened_arg), "%s", spec->arg);
+	return -ENOTSUP;
+}
+
+static const struct blkring_driver opaque = {
+    .type = "opq", .arg = SPEC_ARG_OPAQUE, .arg_name = "THING", .open = opaque_open};
+static const struct blkring_driver dup_null = {
+    .type = "null", .arg = SPEC_ARG_NONE, .open = opaque_open};
+static const struct blkring_driver fake_nbd = {
+    .type = "nbd", .arg = SPEC_ARG_OPAQUE, .arg_name = "URI", .open = opaque_open};
+
+static void test_opaque_first_item(void)
+{
+	struct blkring_dev *dev = NULL;
+	struct blkring_spec s;
+
+	CHECK_EQ(blkring__driver_register(&opaque), 0);
+	CHECK_EQ(blkring__driver_register(&opaque), -EEXIST);
+	CHECK_EQ(blkring__driver_register(&dup_null), -EEXIST);
+	/* Verbatim up to the first unescaped comma, '=' and all. */
+	s = parse_ok("opq:nbd+unix:///?socket=S.sock,a=1");
+	CHECK(!strcmp(s.arg, "nbd+unix:///?socket=S.sock"));
+	CHECK(!strcmp(blkring__spec_str(&s, "a"), "1"));
+	blkring__spec_free(&s);
+	s = parse_ok("opq:a\\,b=c");
+	CHECK(!strcmp(s.arg, "a,b=c"));
+	CHECK_EQ(s.nr, 0);
+	blkring__spec_free(&s);
+	/* Never made absolute, even when a directory of that name exists. */
+	CHECK_EQ(mkdir("rbd", 0755) == 0 || errno == EEXIST, 1);
+	CHECK_EQ(blkring_dev_open("opq:rbd/img,x=1", &dev), -ENOTSUP);
+	CHECK(!strcmp(opened_arg, "rbd/img"));
+	rmdir("rbd");
+	open_fails("opq:", -EINVAL, "opq: expected opq:THING[,key=value...]", NULL);
+	/* A path's first item is made absolute. */
+	open_fails("table:rel-missing.table", -ENOENT, "/rel-missing.table", "cannot read");
+}
+
+/* An NBD URI is a spec of its own; without an nbd driver it says so. */
+static void test_nbd_uri(void)
+{
+	static const char *const uris[] = {"nbd://127.0.0.1/exp", "nbds://h:10809/e",
+	                                   "nbd+unix:///e?socket=/tmp/s.sock",
+	                                   "nbds+unix:///?socket=S.sock"};
+	struct blkring_spec s;
+
+	for (unsigned i = 0; i < ARRAY_SIZE(uris); i++)
+		open_fails(uris[i], -ENODEV, "unknown device type 'nbd'", "known types: null");
+	CHECK_EQ(blkring__driver_register(&fake_nbd), 0);
+	for (unsigned i = 0; i < ARRAY_SIZE(uris); i++) {
+		char text[128];
+
+		snprintf(text, sizeof(text), "%s,connections=2", uris[i]);
+		s = parse_ok(text);
+		CHECK(!strcmp(s.type, "nbd"));
+		CHECK(!strcmp(s.arg, uris[i]));
+		CHECK(!strcmp(blkring__spec_str(&s, "connections"), "2"));
+		blkring__spec_free(&s);
+		snprintf(text, sizeof(text), "nbd:%s", uris[i]);
+		s = parse_ok(text);
+		CHECK(!strcmp(s.arg, uris[i]));
+		blkring__spec_free(&s);
+	}
+}
+
+static void format_is(const struct blkring_spec *spec, const char *want)
+{
+	char buf[256];
+	int len = blkring_spec_format(spec, buf, sizeof(buf));
+
+	if (len != (int)strlen(want) || strcmp(buf, want))
+		TEST_FAIL("format: '%s' (%d), expected '%s'", buf, len, want);
+}
+
+/* The public calls: what the tool and the nbdkit plugin use instead of
+ * editing spec text. */
+static void test_public_calls(void)
+{
+	struct blkring_spec *spec = NULL;
+	struct blkring_dev *dev, *again;
+	char small[8];
+
+	CHECK_EQ(blkring_spec_parse("nosuch:a=1", &spec), -ENODEV);
+	CHECK(spec == NULL);
+	CHECK(strstr(blkring_last_error(), "unknown device type 'nosuch'"));
+	CHECK_EQ(blkring_spec_parse("null:a=1,a=2", &spec), -EINVAL);
+	CHECK_EQ(blkring_spec_parse(NULL, &spec), -EINVAL);
+	CHECK_EQ(blkring_spec_parse("/tmp/a\\,b,direct=0", &spec), 0);
+	CHECK(!strcmp(blkring_spec_type(spec), "file"));
+	CHECK(!strcmp(blkring_spec_arg(spec), "/tmp/a,b"));
+	CHECK(!strcmp(blkring_spec_get(spec, "direct"), "0"));
+	CHECK(blkring_spec_get(spec, "size") == NULL);
+	CHECK_EQ(blkring_spec_set(spec, "direct", "1"), 0);
+	CHECK_EQ(blkring_spec_set(spec, "name", "x,y\\z"), 0);
+	format_is(spec, "file:/tmp/a\\,b,direct=1,name=x\\,y\\\\z");
+	CHECK_EQ(blkring_spec_set(spec, "direct", NULL), 0);
+	CHECK_EQ(blkring_spec_set(spec, "absent", NULL), 0);
+	format_is(spec, "file:/tmp/a\\,b,name=x\\,y\\\\z");
+	CHECK_EQ(blkring_spec_set(spec, "a=b", "1"), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "key 'a=b': expected a name without '=' or ','"));
+	CHECK_EQ(blkring_spec_set(spec, "", "1"), -EINVAL);
+	CHECK_EQ(blkring_spec_format(spec, small, sizeof(small)), 27);
+	CHECK(!strcmp(small, "file:/t"));
+	blkring_spec_free(spec);
+
+	/* Opening a spec opens the device its text names. */
+	CHECK_EQ(blkring_spec_parse("null:size=1M,name=pub", &spec), 0);
+	CHECK_EQ(blkring_spec_set(spec, "bs", "4096"), 0);
+	CHECK_EQ(blkring_dev_open_spec(spec, &dev), 0);
+	CHECK_EQ(blkring_dev_open("null:bs=4096,name=pub,size=1M", &again), 0);
+	CHECK(dev == again);
+	CHECK_EQ(blkring_dev_close(again), 0);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	CHECK_EQ(blkring_spec_set(spec, "bs", "1000"), 0);
+	CHECK_EQ(blkring_dev_open_spec(spec, &dev), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "key 'bs'"));
+	for (unsigned i = 0; i < BLKRING_SPEC_MAX_KEYS - 3; i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "k%u", i);
+		CHECK_EQ(blkring_spec_set(spec, key, "1"), 0);
+	}
+	CHECK_EQ(blkring_spec_set(spec, "one_more", "1"), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "more than 32 keys"));
+	blkring_spec_free(spec);
+	blkring_spec_free(NULL);
+}
+
 static const struct test_case cases[] = {
     {"syntax", test_syntax, 0},
     {"syntax_errors", test_syntax_errors, 0},
     {"sizes", test_sizes, 0},
     {"getters", test_getters, 0},
     {"open_errors", test_open_errors, 0},
+    {"opaque_first_item", test_opaque_first_item, 0},
+    {"nbd_uri", test_nbd_uri, 0},
+    {"public_calls", test_public_calls, 0},
     {NULL, NULL, 0},
 };
 

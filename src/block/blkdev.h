@@ -560,16 +560,28 @@ unsigned blkring__dev_inflight(struct blkring_dev *dev);
 
 #define BLKRING_SPEC_MAX_KEYS 32
 
+/* What a driver's first item is (docs/API.md, "Device specs"). */
+enum blkring__spec_arg {
+	SPEC_ARG_NONE,   /* TYPE:key=value,...: no first item */
+	SPEC_ARG_PATH,   /* TYPE:PATH,...: made absolute at open */
+	SPEC_ARG_OPAQUE, /* TYPE:STRING,...: verbatim (a URI, a pool/image) */
+};
+
+struct blkring_driver;
+
+/* A parsed spec: blkring_spec_parse()'s, opaque to applications. */
 struct blkring_spec {
-	char *type;
-	char *path; /* file and table: the PATH part */
+	const char *type;
+	const struct blkring_driver *drv;
+	char *arg; /* the first item, or NULL */
 	unsigned nr;
-	struct {
+	struct blkring__spec_kv {
 		char *key;
 		char *val;
+		char *owned; /* set by blkring_spec_set(): key and val live here */
 		bool used;
 	} kv[BLKRING_SPEC_MAX_KEYS];
-	char *buf; /* owns the strings */
+	char *buf; /* owns type, arg and the parsed items */
 };
 
 int blkring__spec_parse(const char *text, struct blkring_spec *spec);
@@ -585,15 +597,19 @@ const char *blkring__spec_str(struct blkring_spec *spec, const char *key);
 /* -EINVAL naming the first key no getter asked for, and listing `known`. */
 int blkring__spec_check_unused(struct blkring_spec *spec, const char *known);
 
-/* A driver: one per spec TYPE. */
+/* A driver: one per spec TYPE, listed in src/drivers/registry.c. */
 struct blkring_driver {
 	const char *type;
-	bool takes_path; /* TYPE:PATH[,k=v...] */
+	enum blkring__spec_arg arg;
+	const char *arg_name; /* for messages: "PATH", "URI" */
 	int (*open)(struct blkring_spec *spec, struct blkring_dev **devp);
 };
 
-extern const struct blkring_driver blkring__null_driver;
-extern const struct blkring_driver blkring__table_driver; /* src/dm/dm.c */
-extern const struct blkring_driver blkring__file_driver;
+/* The registry (src/drivers/registry.c): block finds drivers by type. */
+const struct blkring_driver *blkring__driver_find(const char *type);
+/* A separately loaded driver adds itself: -EEXIST when its type is taken. */
+int blkring__driver_register(const struct blkring_driver *drv);
+/* "null, file, ...", for messages. */
+void blkring__driver_types(char *buf, size_t size);
 
 #endif

@@ -14,13 +14,6 @@
 #include "blkdev.h"
 #include "lib/error.h"
 
-/* Every driver, by spec TYPE. */
-static const struct blkring_driver *const drivers[] = {
-    &blkring__null_driver,
-    &blkring__file_driver,
-    &blkring__table_driver,
-};
-
 /* Recursive: a volume's open opens its legs through blkring_dev_open(). */
 static pthread_mutex_t registry_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
@@ -77,59 +70,12 @@ unsigned blkring__dev_inflight(struct blkring_dev *dev)
 	return n;
 }
 
-static const struct blkring_driver *find_driver(const char *type)
-{
-	for (unsigned i = 0; i < ARRAY_SIZE(drivers); i++)
-		if (!strcmp(drivers[i]->type, type))
-			return drivers[i];
-	return NULL;
-}
-
-static int unknown_type(const struct blkring_spec *spec)
-{
-	char known[256];
-	size_t len = 0;
-
-	for (unsigned i = 0; i < ARRAY_SIZE(drivers) && len < sizeof(known); i++)
-		len += snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
-		                drivers[i]->type);
-	return blkring__error(-ENODEV, "unknown device type '%s'; known types: %s", spec->type,
-	                      known);
-}
-
 /* ---- canonical specs: the registry key ---- */
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static int sb_put(struct strbuf *sb, const char *s, bool escape)
+static int cmp_kv(const void *a, const void *b)
 {
-	for (; *s; s++) {
-		if (sb->len + 3 > sb->cap) {
-			size_t cap = sb->cap ? sb->cap * 2 : 128;
-			char *n = realloc(sb->s, cap);
-
-			if (!n)
-				return -ENOMEM;
-			sb->s = n;
-			sb->cap = cap;
-		}
-		if (escape && (*s == ',' || *s == '\\'))
-			sb->s[sb->len++] = '\\';
-		sb->s[sb->len++] = *s;
-	}
-	if (sb->s)
-		sb->s[sb->len] = '\0';
-	return 0;
-}
-
-static int cmp_key(const void *a, const void *b, void *arg)
-{
-	const struct blkring_spec *spec = arg;
-
-	return strcmp(spec->kv[*(const unsigned *)a].key, spec->kv[*(const unsigned *)b].key);
+	return strcmp(((const struct blkring__spec_kv *)a)->key,
+	              ((const struct blkring__spec_kv *)b)->key);
 }
 
 /*
@@ -158,29 +104,19 @@ static char *absolute_path(const char *path)
 	return abs;
 }
 
-/* TYPE:[PATH,]k=v,... with keys sorted, so equal specs compare equal. */
-static char *canonical_spec(struct blkring_spec *spec)
+/* TYPE:[ARG,]k=v,... with keys sorted, so equal specs compare equal. */
+static char *canonical_spec(const struct blkring_spec *spec)
 {
-	unsigned order[BLKRING_SPEC_MAX_KEYS];
-	struct strbuf sb = {0};
-	int ret = sb_put(&sb, spec->type, false) ?: sb_put(&sb, ":", false);
+	struct blkring_spec sorted = *spec; /* the driver's messages keep the user's order */
+	int len;
+	char *key;
 
-	if (!ret && spec->path)
-		ret = sb_put(&sb, spec->path, true);
-	for (unsigned i = 0; i < spec->nr; i++)
-		order[i] = i;
-	qsort_r(order, spec->nr, sizeof(order[0]), cmp_key, spec);
-	for (unsigned i = 0; !ret && i < spec->nr; i++) {
-		const char *key = spec->kv[order[i]].key, *val = spec->kv[order[i]].val;
-
-		ret = sb_put(&sb, (i || spec->path) ? "," : "", false) ?: sb_put(&sb, key, true) ?:
-		      sb_put(&sb, "=", false) ?: sb_put(&sb, val, true);
-	}
-	if (ret) {
-		free(sb.s);
-		return NULL;
-	}
-	return sb.s;
+	qsort(sorted.kv, sorted.nr, sizeof(sorted.kv[0]), cmp_kv);
+	len = blkring_spec_format(&sorted, NULL, 0);
+	key = len < 0 ? NULL : malloc((size_t)len + 1);
+	if (key)
+		blkring_spec_format(&sorted, key, (size_t)len + 1);
+	return key;
 }
 
 /* ---- the registry ---- */
@@ -258,23 +194,23 @@ static int open_new(const struct blkring_driver *drv, struct blkring_spec *spec,
 	return 0;
 }
 
-/* Checks the PATH part; a path becomes absolute in *abs, which the spec
+/* Checks the first item; a path becomes absolute in *abs, which the spec
  * then points at (the caller frees it). */
-static int check_path(const struct blkring_driver *drv, struct blkring_spec *spec, char **abs)
+static int check_arg(struct blkring_spec *spec, char **abs)
 {
-	if (!drv->takes_path && spec->path)
-		return blkring__error(-EINVAL,
-		                      "%s: item 1 '%s': expected key=value (%s takes no path)",
-		                      spec->type, spec->path, spec->type);
-	if (!drv->takes_path)
+	const struct blkring_driver *drv = spec->drv;
+
+	if (drv->arg == SPEC_ARG_NONE)
 		return 0;
-	if (!spec->path || !*spec->path)
-		return blkring__error(-EINVAL, "%s: expected %s:PATH[,key=value...]", spec->type,
-		                      spec->type);
-	*abs = absolute_path(spec->path);
+	if (!spec->arg || !*spec->arg)
+		return blkring__error(-EINVAL, "%s: expected %s:%s[,key=value...]", spec->type,
+		                      spec->type, drv->arg_name);
+	if (drv->arg == SPEC_ARG_OPAQUE)
+		return 0;
+	*abs = absolute_path(spec->arg);
 	if (!*abs)
 		return -ENOMEM;
-	spec->path = *abs;
+	spec->arg = *abs;
 	return 0;
 }
 
@@ -302,7 +238,6 @@ static int lookup_or_open(const struct blkring_driver *drv, struct blkring_spec 
 
 int blkring_dev_open(const char *text, struct blkring_dev **devp)
 {
-	const struct blkring_driver *drv;
 	struct blkring_spec spec;
 	char *abs = NULL;
 	int ret;
@@ -310,15 +245,29 @@ int blkring_dev_open(const char *text, struct blkring_dev **devp)
 	if (!devp)
 		return -EINVAL;
 	blkring__clear_error();
-	ret = blkring__spec_parse(text, &spec);
-	if (ret)
-		return ret;
-	drv = find_driver(spec.type);
-	ret = drv ? check_path(drv, &spec, &abs) : unknown_type(&spec);
-	if (!ret)
-		ret = lookup_or_open(drv, &spec, devp);
+	ret = blkring__spec_parse(text, &spec) ?: check_arg(&spec, &abs) ?:
+	      lookup_or_open(spec.drv, &spec, devp);
 	free(abs);
 	blkring__spec_free(&spec);
+	return ret;
+}
+
+/* The spec's own text, read again: an open marks keys used and makes the
+ * path absolute, and the application's spec stays as it was. */
+int blkring_dev_open_spec(const struct blkring_spec *spec, struct blkring_dev **devp)
+{
+	int len = blkring_spec_format(spec, NULL, 0);
+	char *text;
+	int ret;
+
+	if (len < 0 || !devp)
+		return -EINVAL;
+	text = malloc((size_t)len + 1);
+	if (!text)
+		return -ENOMEM;
+	blkring_spec_format(spec, text, (size_t)len + 1);
+	ret = blkring_dev_open(text, devp);
+	free(text);
 	return ret;
 }
 

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * Device specs: `TYPE:key=value,...`, or `TYPE:PATH,key=value,...` for
- * drivers that take a path, or a bare path (starting with `/` or `.`) for
- * the file driver.  `\,` puts a comma in a value, `\\` a backslash.  Every
- * error names the key and what it accepts, through blkring__error().
+ * Device specs (docs/API.md, "Device specs"): `TYPE:key=value,...`, or
+ * `TYPE:ARG,key=value,...` where the driver takes a first item (a path, or
+ * an opaque string such as a URI); a bare path (starting with `/` or `.`)
+ * is the file driver's, an NBD URI the nbd driver's.  `\,` puts a comma in
+ * an item, `\\` a backslash.  Every error names the key and what it
+ * accepts, through blkring__error().  The public blkring_spec_* calls let
+ * applications edit specs without editing their text.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,14 @@ static char *next_item(char **cursor)
 	return item;
 }
 
+static int find_key(const struct blkring_spec *spec, const char *key)
+{
+	for (unsigned i = 0; i < spec->nr; i++)
+		if (!strcmp(spec->kv[i].key, key))
+			return (int)i;
+	return -1;
+}
+
 static int add_kv(struct blkring_spec *spec, char *item, unsigned pos)
 {
 	char *eq = strchr(item, '=');
@@ -42,37 +54,44 @@ static int add_kv(struct blkring_spec *spec, char *item, unsigned pos)
 		return blkring__error(-EINVAL, "%s: item %u '%s': expected key=value", spec->type,
 		                      pos, item);
 	*eq = '\0';
-	for (unsigned i = 0; i < spec->nr; i++)
-		if (!strcmp(spec->kv[i].key, item))
-			return blkring__error(-EINVAL, "%s: key '%s' given twice", spec->type,
-			                      item);
+	if (find_key(spec, item) >= 0)
+		return blkring__error(-EINVAL, "%s: key '%s' given twice", spec->type, item);
 	if (spec->nr == BLKRING_SPEC_MAX_KEYS)
 		return blkring__error(-EINVAL, "%s: more than %d keys", spec->type,
 		                      BLKRING_SPEC_MAX_KEYS);
 	spec->kv[spec->nr].key = item;
 	spec->kv[spec->nr].val = eq + 1;
+	spec->kv[spec->nr].owned = NULL;
 	spec->kv[spec->nr].used = false;
 	spec->nr++;
 	return 0;
 }
 
-/* The first item is the PATH (file and table) when it is not key=value, or
- * starts as a path does: a key never starts with '/' or '.'. */
-static bool is_path(const char *item)
+/* A path's first item is the PATH when it is not key=value, or starts as a
+ * path does (a key never starts with '/' or '.'); an opaque one always is. */
+static bool is_arg(enum blkring__spec_arg kind, const char *item)
 {
+	if (kind == SPEC_ARG_OPAQUE)
+		return true;
 	return !strchr(item, '=') || item[0] == '/' || item[0] == '.';
 }
 
 static int parse_items(struct blkring_spec *spec, char *rest)
 {
+	enum blkring__spec_arg kind = spec->drv->arg;
 	char *item;
 	int ret;
 
 	for (unsigned pos = 1; (item = next_item(&rest)); pos++) {
-		if (pos == 1 && is_path(item)) {
-			if (!*item && !rest)
-				return 0; /* "TYPE:" */
-			spec->path = item;
+		if (pos == 1 && !*item && !rest)
+			return 0; /* "TYPE:" */
+		if (pos == 1 && is_arg(kind, item)) {
+			if (kind == SPEC_ARG_NONE)
+				return blkring__error(
+				    -EINVAL,
+				    "%s: item 1 '%s': expected key=value (%s takes no path)",
+				    spec->type, item, spec->type);
+			spec->arg = item;
 			continue;
 		}
 		ret = add_kv(spec, item, pos);
@@ -82,12 +101,51 @@ static int parse_items(struct blkring_spec *spec, char *rest)
 	return 0;
 }
 
-int blkring__spec_parse(const char *text, struct blkring_spec *spec)
+/* A spec that is an NBD URI is one for the nbd driver, the URI its first item. */
+static bool is_nbd_uri(const char *text)
+{
+	static const char *const schemes[] = {"nbd://", "nbds://", "nbd+unix://", "nbds+unix://"};
+
+	for (unsigned i = 0; i < ARRAY_SIZE(schemes); i++)
+		if (!strncmp(text, schemes[i], strlen(schemes[i])))
+			return true;
+	return false;
+}
+
+/* The TYPE, and where the items start (NULL: none). */
+static char *split_type(struct blkring_spec *spec)
 {
 	char *colon;
-	int ret;
 
-	memset(spec, 0, sizeof(*spec));
+	if (is_nbd_uri(spec->buf)) {
+		spec->type = "nbd";
+		return spec->buf;
+	}
+	if (spec->buf[0] == '/' || spec->buf[0] == '.') {
+		spec->type = "file";
+		return spec->buf;
+	}
+	spec->type = spec->buf;
+	colon = strchr(spec->buf, ':');
+	if (!colon)
+		return NULL;
+	*colon = '\0';
+	return colon + 1;
+}
+
+static int unknown_type(const struct blkring_spec *spec)
+{
+	char known[256];
+
+	blkring__driver_types(known, sizeof(known));
+	return blkring__error(-ENODEV, "unknown device type '%s'; known types: %s", spec->type,
+	                      known);
+}
+
+static int parse(const char *text, struct blkring_spec *spec)
+{
+	char *rest;
+
 	if (!text || !*text)
 		return blkring__error(-EINVAL, "empty device spec: expected TYPE:key=value,...");
 	if (blkring__ends_in_escape(text))
@@ -98,18 +156,21 @@ int blkring__spec_parse(const char *text, struct blkring_spec *spec)
 	spec->buf = strdup(text);
 	if (!spec->buf)
 		return -ENOMEM;
-	if (text[0] == '/' || text[0] == '.') {
-		spec->type = "file";
-		ret = parse_items(spec, spec->buf);
-	} else {
-		spec->type = spec->buf;
-		colon = strchr(spec->buf, ':');
-		if (colon)
-			*colon = '\0';
-		ret = colon ? parse_items(spec, colon + 1) : 0;
-	}
-	if (!ret && !*spec->type)
-		ret = blkring__error(-EINVAL, "'%s': no device type before ':'", text);
+	rest = split_type(spec);
+	if (!*spec->type)
+		return blkring__error(-EINVAL, "'%s': no device type before ':'", text);
+	spec->drv = blkring__driver_find(spec->type);
+	if (!spec->drv)
+		return unknown_type(spec);
+	return parse_items(spec, rest);
+}
+
+int blkring__spec_parse(const char *text, struct blkring_spec *spec)
+{
+	int ret;
+
+	memset(spec, 0, sizeof(*spec));
+	ret = parse(text, spec);
 	if (ret)
 		blkring__spec_free(spec);
 	return ret;
@@ -117,8 +178,139 @@ int blkring__spec_parse(const char *text, struct blkring_spec *spec)
 
 void blkring__spec_free(struct blkring_spec *spec)
 {
+	for (unsigned i = 0; i < spec->nr; i++)
+		free(spec->kv[i].owned);
 	free(spec->buf);
 	memset(spec, 0, sizeof(*spec));
+}
+
+/* ---- the public calls ---- */
+
+int blkring_spec_parse(const char *text, struct blkring_spec **specp)
+{
+	struct blkring_spec *spec;
+	int ret;
+
+	if (!specp)
+		return -EINVAL;
+	*specp = NULL;
+	spec = malloc(sizeof(*spec));
+	if (!spec)
+		return -ENOMEM;
+	blkring__clear_error();
+	ret = blkring__spec_parse(text, spec);
+	if (ret) {
+		free(spec);
+		return ret;
+	}
+	*specp = spec;
+	return 0;
+}
+
+void blkring_spec_free(struct blkring_spec *spec)
+{
+	if (!spec)
+		return;
+	blkring__spec_free(spec);
+	free(spec);
+}
+
+const char *blkring_spec_type(const struct blkring_spec *spec)
+{
+	return spec ? spec->type : NULL;
+}
+
+const char *blkring_spec_arg(const struct blkring_spec *spec)
+{
+	return spec ? spec->arg : NULL;
+}
+
+const char *blkring_spec_get(const struct blkring_spec *spec, const char *key)
+{
+	int i = spec && key ? find_key(spec, key) : -1;
+
+	return i < 0 ? NULL : spec->kv[i].val;
+}
+
+static void kv_remove(struct blkring_spec *spec, unsigned i)
+{
+	free(spec->kv[i].owned);
+	memmove(&spec->kv[i], &spec->kv[i + 1], (spec->nr - i - 1) * sizeof(spec->kv[0]));
+	spec->nr--;
+}
+
+static int check_key(const struct blkring_spec *spec, const char *key)
+{
+	if (!*key || strchr(key, '=') || strchr(key, ','))
+		return blkring__error(-EINVAL, "%s: key '%s': expected a name without '=' or ','",
+		                      spec->type, key);
+	return 0;
+}
+
+int blkring_spec_set(struct blkring_spec *spec, const char *key, const char *value)
+{
+	int i, ret;
+	char *item;
+
+	if (!spec || !key)
+		return -EINVAL;
+	ret = check_key(spec, key);
+	if (ret)
+		return ret;
+	i = find_key(spec, key);
+	if (i >= 0)
+		kv_remove(spec, (unsigned)i);
+	if (!value)
+		return 0;
+	if (spec->nr == BLKRING_SPEC_MAX_KEYS)
+		return blkring__error(-EINVAL, "%s: more than %d keys", spec->type,
+		                      BLKRING_SPEC_MAX_KEYS);
+	if (asprintf(&item, "%s=%s", key, value) < 0)
+		return -ENOMEM;
+	item[strlen(key)] = '\0';
+	spec->kv[spec->nr].key = item;
+	spec->kv[spec->nr].val = item + strlen(key) + 1;
+	spec->kv[spec->nr].owned = item;
+	spec->kv[spec->nr].used = false;
+	spec->nr++;
+	return 0;
+}
+
+/* snprintf's contract: the length the whole text needs. */
+static size_t put(char *buf, size_t size, size_t len, const char *s, bool escape)
+{
+	for (; *s; s++) {
+		if (escape && (*s == ',' || *s == '\\')) {
+			if (len + 1 < size)
+				buf[len] = '\\';
+			len++;
+		}
+		if (len + 1 < size)
+			buf[len] = *s;
+		len++;
+	}
+	if (size)
+		buf[len < size ? len : size - 1] = '\0';
+	return len;
+}
+
+int blkring_spec_format(const struct blkring_spec *spec, char *buf, size_t size)
+{
+	size_t len;
+
+	if (!spec || (!buf && size))
+		return -EINVAL;
+	len = put(buf, size, 0, spec->type, false);
+	len = put(buf, size, len, ":", false);
+	if (spec->arg)
+		len = put(buf, size, len, spec->arg, true);
+	for (unsigned i = 0; i < spec->nr; i++) {
+		len = put(buf, size, len, (i || spec->arg) ? "," : "", false);
+		len = put(buf, size, len, spec->kv[i].key, true);
+		len = put(buf, size, len, "=", false);
+		len = put(buf, size, len, spec->kv[i].val, true);
+	}
+	return len > INT_MAX ? -EOVERFLOW : (int)len;
 }
 
 static const char *spec_take(struct blkring_spec *spec, const char *key)

@@ -135,7 +135,7 @@ static char *resolve_spec(const struct dm_table *t, const char *text)
 
 	if (!t->base_dir || blkring__spec_parse(text, &spec))
 		return strdup(text);
-	if (!spec.path || spec.path[0] == '/') {
+	if (spec.drv->arg != SPEC_ARG_PATH || !spec.arg || spec.arg[0] == '/') {
 		blkring__spec_free(&spec);
 		return strdup(text);
 	}

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Volumes (Linux's dm.c and dm-ioctl.c roles): a device whose submit_bio
- * cuts a bio into clones along its live table, the `table:` spec driver,
- * and load / suspend / resume with held I/O replayed after the swap.
+ * Volumes (Linux's dm.c role): a device whose submit_bio cuts a bio into
+ * clones along its live table, and the mechanics of suspend, table swap
+ * and replay that dm-ioctl.c's control calls drive.
  *
  * The read side of the live table, on every I/O.  Linux takes an SRCU
  * read lock around map() and, separately, counts every I/O in flight
@@ -10,16 +10,10 @@
  * alone is enough: a table is swapped only while the volume is suspended
  * and drained, so an I/O that counted itself in before it saw "not
  * suspended" keeps its table alive until its clones end, and one that
- * sees "suspended" never reads the table.  Debian's liburcu (0.13) was
- * weighed: its urcu-memb read lock is cheap, but it would come on top of
- * the count, not replace it, and brings a dependency and per-thread
- * registration.  What matters is the count's cost, so it borrows
- * urcu-memb's trick instead (dm-inflight.h): per-thread counters written
- * without a lock prefix, membarrier() on the rare suspend.  Measured here
- * (2 vCPU EPYC, one thread, 10^8 enter+put pairs, -O2, two runs): this
- * count 2.4 ns; a lock-add/lock-sub count on a per-thread cache line
- * 13.4-15.0 ns; urcu-memb read lock alone 1.8-2.1 ns, and with the
- * lock-prefixed count it needs anyway 15.8-19.8 ns.
+ * sees "suspended" never reads the table.  The count is urcu-memb's trick
+ * (dm-inflight.h): per-thread counters written without a lock prefix,
+ * membarrier() on the rare suspend; docs/BENCH.md has the measurements
+ * behind that choice.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,29 +23,9 @@
 
 #include "dm-inflight.h"
 #include "dm.h"
-#include "lib/error.h"
-#include "lib/text.h"
 #include "lib/futex.h"
 
-#define MAX_TABLE_BYTES (1U << 20)
-#define MAX_NESTING 32
 #define CLONE_FLAGS (BIO_FUA | BIO_NOWAIT | BIO_POLLED | BIO_NOUNMAP | BIO_NOFALLBACK)
-
-struct dm_volume {
-	/* Read on every I/O, written only by resume. */
-	_Atomic(struct dm_table *) live __cacheline_aligned;
-	bool ro;
-	struct blkring_dev *dev;
-
-	struct dm_inflight inflight; /* .blocked: suspended */
-	struct dm_poll_vol poll;
-
-	/* Slow path. */
-	pthread_mutex_t ctl __cacheline_aligned; /* one load, suspend or resume at a time */
-	struct dm_table *inactive;               /* written under blkring__dm_lock() */
-	pthread_mutex_t hold_lock;
-	struct llist_node *held, **held_tail;
-};
 
 /* Recursive: describe's callback may describe a leg. */
 static pthread_mutex_t dm_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -68,15 +42,9 @@ void blkring__dm_unlock(void)
 
 static const struct blkring_dev_ops dm_volume_ops;
 
-/* Inline for the fast path: the exported name is interposable. */
-static inline bool dm_is_volume(const struct blkring_dev *dev)
-{
-	return dev->ops == &dm_volume_ops;
-}
-
 bool blkring__dm_is_volume(const struct blkring_dev *dev)
 {
-	return dm_is_volume(dev);
+	return dev->ops == &dm_volume_ops;
 }
 
 struct dm_table *blkring__dm_live(struct blkring_dev *dev)
@@ -348,8 +316,8 @@ static int dm_split(struct dm_io *io, const struct dm_table *t)
 static __attribute__((noinline)) int dm_submit_one_slow(struct dm_clone *c)
 {
 	struct dm_volume *v = c->vol;
-	int ret = dm_is_volume(c->bio.dev) ? blkring__submit_bio(&c->bio)
-	                                   : blkring__submit_bio_checked(&c->bio);
+	int ret = blkring__dm_is_volume(c->bio.dev) ? blkring__submit_bio(&c->bio)
+	                                            : blkring__submit_bio_checked(&c->bio);
 
 	if (likely(!ret))
 		return 0;
@@ -396,7 +364,7 @@ static inline int dm_issue_one(struct dm_clone *c, struct dm_volume *v, struct d
 		return 0;
 	/* Only a BIO_NOWAIT bio may be refused (blkdev.h): this submit cannot
 	 * fail, and the call is the last thing done here. */
-	if (likely(!(c->bio.flags & BIO_NOWAIT) && !dm_is_volume(c->bio.dev)))
+	if (likely(!(c->bio.flags & BIO_NOWAIT) && !blkring__dm_is_volume(c->bio.dev)))
 		return blkring__submit_bio_checked(&c->bio);
 	return dm_submit_one_slow(c);
 }
@@ -642,8 +610,8 @@ static int dm_volume_new(struct dm_table *t, bool ro, unsigned poll, struct blkr
 	return 0;
 }
 
-static int dm_create(const char *text, const char *source, const char *base_dir, bool ro,
-                     unsigned poll, struct blkring_dev **devp)
+int blkring__dm_create(const char *text, const char *source, const char *base_dir, bool ro,
+                       unsigned poll, struct blkring_dev **devp)
 {
 	struct dm_table *t;
 	int ret = blkring__dm_table_create(text, source, base_dir, NULL, &t);
@@ -656,85 +624,15 @@ static int dm_create(const char *text, const char *source, const char *base_dir,
 	return ret;
 }
 
-/* ---- the public calls ---- */
+/* ---- suspend, swap and replay, as dm-ioctl.c drives them ---- */
 
-static int dm_volume_of(struct blkring_dev *dev, struct dm_volume **vp)
-{
-	if (!dev || !blkring__dm_is_volume(dev))
-		return blkring__error(-EINVAL, "not a volume (a table: device)");
-	*vp = dev->private;
-	return 0;
-}
-
-int blkring_vol_create(const char *table_text, const char *base_dir, struct blkring_dev **devp)
-{
-	static _Atomic unsigned nr_inline;
-	struct blkring_dev *dev;
-	int ret;
-
-	if (!table_text || !devp)
-		return -EINVAL;
-	blkring__clear_error();
-	ret = dm_create(table_text, NULL, base_dir, false, DM_POLL_COOKIE, &dev);
-	if (ret)
-		return ret;
-	/* Not in the registry: no spec opens it, so it only needs a name. */
-	if (asprintf(&dev->spec, "table:<inline %u>", atomic_fetch_add(&nr_inline, 1)) < 0) {
-		dev->spec = NULL;
-		dm_volume_destroy(dev);
-		blkring__dev_free(dev);
-		return -ENOMEM;
-	}
-	*devp = dev;
-	return 0;
-}
-
-int blkring_vol_load(struct blkring_dev *dev, const char *table_text, const char *base_dir)
-{
-	struct dm_table *t, *old;
-	struct dm_volume *v = NULL;
-	int ret = dm_volume_of(dev, &v);
-
-	if (ret || !table_text)
-		return ret ?: -EINVAL;
-	blkring__clear_error();
-	pthread_mutex_lock(&v->ctl);
-	ret = blkring__dm_table_create(table_text, NULL, base_dir, dev, &t);
-	if (!ret) {
-		blkring__dm_lock();
-		old = v->inactive;
-		v->inactive = t;
-		blkring__dm_unlock();
-		if (old)
-			blkring__dm_table_destroy(old);
-	}
-	pthread_mutex_unlock(&v->ctl);
-	return ret;
-}
-
-static void dm_suspend_locked(struct dm_volume *v)
+void blkring__dm_suspend(struct dm_volume *v)
 {
 	blkring__dm_inflight_block(&v->inflight);
 }
 
-int blkring_vol_suspend(struct blkring_dev *dev)
-{
-	struct dm_volume *v = NULL;
-	int ret = dm_volume_of(dev, &v);
-
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&v->ctl);
-	if (atomic_load(&v->inflight.blocked))
-		ret = blkring__error(-EINVAL, "%s: already suspended", dev->spec);
-	else
-		dm_suspend_locked(v);
-	pthread_mutex_unlock(&v->ctl);
-	return ret;
-}
-
 /* Makes the inactive table live; the old one is closed outside the lock. */
-static void dm_swap(struct dm_volume *v)
+void blkring__dm_swap(struct dm_volume *v)
 {
 	struct dm_table *old;
 
@@ -750,7 +648,7 @@ static void dm_swap(struct dm_volume *v)
 }
 
 /* Held bios go again, in arrival order, through the new table. */
-static void dm_replay(struct dm_volume *v)
+void blkring__dm_replay(struct dm_volume *v)
 {
 	struct llist_node *n;
 
@@ -770,142 +668,3 @@ static void dm_replay(struct dm_volume *v)
 		n = next;
 	}
 }
-
-int blkring_vol_resume(struct blkring_dev *dev)
-{
-	struct dm_volume *v = NULL;
-	int ret = dm_volume_of(dev, &v);
-
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&v->ctl);
-	if (v->inactive) {
-		if (!atomic_load(&v->inflight.blocked))
-			dm_suspend_locked(v);
-		dm_swap(v);
-	}
-	if (atomic_load(&v->inflight.blocked))
-		dm_replay(v);
-	pthread_mutex_unlock(&v->ctl);
-	return 0;
-}
-
-int blkring_vol_describe(struct blkring_dev *dev, blkring_vol_target_fn fn, void *arg)
-{
-	struct dm_volume *v = NULL;
-	int ret = dm_volume_of(dev, &v);
-
-	if (ret || !fn)
-		return ret ?: -EINVAL;
-	blkring__dm_lock();
-	ret = blkring__dm_table_describe(atomic_load(&v->live), fn, arg);
-	blkring__dm_unlock();
-	return ret;
-}
-
-/* ---- the table: spec ---- */
-
-/* Tables being opened on this thread, outermost first: a path already on
- * it is a table that includes itself. */
-static _Thread_local const char *opening[MAX_NESTING];
-static _Thread_local unsigned nr_opening;
-
-/* A table in the looping one's directory goes by its relative name. */
-static const char *short_name(const char *path, const char *dir, size_t dir_len)
-{
-	return strncmp(path, dir, dir_len) ? path : path + dir_len;
-}
-
-static int check_nesting(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
-	char chain[400];
-	size_t len = 0;
-	unsigned i;
-
-	for (i = 0; i < nr_opening && strcmp(opening[i], path); i++)
-		;
-	if (i == nr_opening && nr_opening < MAX_NESTING)
-		return 0;
-	if (i == nr_opening)
-		return blkring__error(-ELOOP, "table:%s: tables nest deeper than %u", path,
-		                      MAX_NESTING);
-	for (unsigned j = i; j < nr_opening && len < sizeof(chain); j++)
-		len += snprintf(chain + len, sizeof(chain) - len, "%s -> ",
-		                short_name(opening[j], path, dir_len));
-	return blkring__error(-ELOOP, "table:%s includes itself (%s%s)", path, chain,
-	                      short_name(path, path, dir_len));
-}
-
-static int check_text(const char *path, const char *text, size_t len)
-{
-	unsigned line = blkring__nul_line(text, len);
-
-	if (line)
-		return blkring__error(-EINVAL, "%s:%u: a NUL byte: expected text", path, line);
-	return 0;
-}
-
-static int read_table(const char *path, char **textp)
-{
-	FILE *f = fopen(path, "r");
-	char *text;
-	size_t len;
-	int ret;
-
-	if (!f)
-		return blkring__error(-errno, "table:%s: cannot read: %s", path, strerror(errno));
-	ret = blkring__read_text(f, MAX_TABLE_BYTES, &text, &len);
-	fclose(f);
-	if (ret == -EFBIG)
-		return blkring__error(ret, "table:%s: larger than %u bytes", path, MAX_TABLE_BYTES);
-	if (ret)
-		return blkring__error(ret, "table:%s: cannot read: %s", path, strerror(-ret));
-	ret = check_text(path, text, len);
-	if (ret) {
-		free(text);
-		return ret;
-	}
-	*textp = text;
-	return 0;
-}
-
-static int table_open_path(const char *path, bool ro, unsigned poll, struct blkring_dev **devp)
-{
-	char *text = NULL, *dir = strdup(path), *slash;
-	int ret = dir ? read_table(path, &text) : -ENOMEM;
-
-	if (ret) {
-		free(dir);
-		return ret;
-	}
-	slash = strrchr(dir, '/');
-	if (slash)
-		slash[slash == dir ? 1 : 0] = '\0';
-	opening[nr_opening++] = path;
-	ret = dm_create(text, path, slash ? dir : NULL, ro, poll, devp);
-	nr_opening--;
-	free(text);
-	free(dir);
-	return ret;
-}
-
-static int table_open(struct blkring_spec *spec, struct blkring_dev **devp)
-{
-	unsigned poll = DM_POLL_COOKIE; /* what Linux does today */
-	bool ro = false;
-	int ret = blkring__spec_bool(spec, "ro", &ro) ?:
-		  blkring__spec_choice(spec, "poll", blkring__dm_poll_names, &poll) ?:
-		  blkring__spec_check_unused(spec, "ro, poll") ?: check_nesting(spec->path);
-
-	if (ret)
-		return ret;
-	return table_open_path(spec->path, ro, poll, devp);
-}
-
-const struct blkring_driver blkring__table_driver = {
-    .type = "table",
-    .takes_path = true,
-    .open = table_open,
-};

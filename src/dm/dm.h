@@ -274,7 +274,15 @@ static inline void blkring__dm_clone_free(struct dm_clone *c)
 
 /* ---- volumes (dm.c) ---- */
 
+int blkring__dm_create(const char *text, const char *source, const char *base_dir, bool ro,
+                       unsigned poll, struct blkring_dev **devp);
 bool blkring__dm_is_volume(const struct blkring_dev *dev);
+/* With the volume's ctl held: block new I/O and drain what is in flight;
+ * make the inactive table live (the old one closed); end the block,
+ * replaying held bios through the live table in arrival order. */
+void blkring__dm_suspend(struct dm_volume *v);
+void blkring__dm_swap(struct dm_volume *v);
+void blkring__dm_replay(struct dm_volume *v);
 /* The live and inactive tables, for walks under blkring__dm_lock. */
 struct dm_table *blkring__dm_live(struct blkring_dev *dev);
 struct dm_table *blkring__dm_inactive(struct blkring_dev *dev);
@@ -304,6 +312,23 @@ struct dm_poll_vol {
 	struct blkring_hctx shared_cookie;
 	_Atomic uint32_t gen;       /* table swaps so far: a parent's list goes stale */
 	struct dm_inflight walkers; /* pollers walking the live table's list */
+};
+
+/* A volume (dm.c): its device's private part. */
+struct dm_volume {
+	/* Read on every I/O, written only by resume. */
+	_Atomic(struct dm_table *) live __cacheline_aligned;
+	bool ro;
+	struct blkring_dev *dev;
+
+	struct dm_inflight inflight; /* .blocked: suspended */
+	struct dm_poll_vol poll;
+
+	/* Slow path. */
+	pthread_mutex_t ctl __cacheline_aligned; /* one load, suspend or resume at a time */
+	struct dm_table *inactive;               /* written under blkring__dm_lock() */
+	pthread_mutex_t hold_lock;
+	struct llist_node *held, **held_tail;
 };
 struct dm_poll_vol *blkring__dm_poll_vol(struct blkring_dev *dev);
 

@@ -466,7 +466,7 @@ static uint64_t default_io_workers(void)
 static int file_open(struct blkring_spec *spec, struct blkring_dev **devp)
 {
 	struct file_conf c = {
-	    .path = spec->path,
+	    .path = spec->arg,
 	    .depth = FILE_DEFAULT_DEPTH,
 	    .io_workers = default_io_workers(),
 	    .spin_nsec = FILE_DEFAULT_SPIN_NSEC,
@@ -504,6 +504,7 @@ static int file_open(struct blkring_spec *spec, struct blkring_dev **devp)
 
 const struct blkring_driver blkring__file_driver = {
     .type = "file",
-    .takes_path = true,
+    .arg = SPEC_ARG_PATH,
+    .arg_name = "PATH",
     .open = file_open,
 };

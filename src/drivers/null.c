@@ -832,6 +832,6 @@ static int null_open(struct blkring_spec *spec, struct blkring_dev **devp)
 
 const struct blkring_driver blkring__null_driver = {
     .type = "null",
-    .takes_path = false,
+    .arg = SPEC_ARG_NONE,
     .open = null_open,
 };
