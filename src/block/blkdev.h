@@ -602,11 +602,15 @@ struct blkring_driver {
 	const char *type;
 	enum blkring__spec_arg arg;
 	const char *arg_name; /* for messages: "PATH", "URI" */
+	/* A spec that is this driver's without TYPE: (a bare path, a URI), its
+	 * first item; optional. */
+	bool (*claims)(const char *text);
 	int (*open)(struct blkring_spec *spec, struct blkring_dev **devp);
 };
 
 /* The registry (src/drivers/registry.c): block finds drivers by type. */
 const struct blkring_driver *blkring__driver_find(const char *type);
+const struct blkring_driver *blkring__driver_claim(const char *text);
 /* A separately loaded driver adds itself: -EEXIST when its type is taken. */
 int blkring__driver_register(const struct blkring_driver *drv);
 /* "null, file, ...", for messages. */

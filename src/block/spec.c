@@ -2,8 +2,8 @@
 /*
  * Device specs (docs/API.md, "Device specs"): `TYPE:key=value,...`, or
  * `TYPE:ARG,key=value,...` where the driver takes a first item (a path, or
- * an opaque string such as a URI); a bare path (starting with `/` or `.`)
- * is the file driver's, an NBD URI the nbd driver's.  `\,` puts a comma in
+ * an opaque string such as a URI), or a driver's shorthand (the file
+ * driver claims a bare path, the nbd driver a URI).  `\,` puts a comma in
  * an item, `\\` a backslash.  Every error names the key and what it
  * accepts, through blkring__error().  The public blkring_spec_* calls let
  * applications edit specs without editing their text.
@@ -101,28 +101,15 @@ static int parse_items(struct blkring_spec *spec, char *rest)
 	return 0;
 }
 
-/* A spec that is an NBD URI is one for the nbd driver, the URI its first item. */
-static bool is_nbd_uri(const char *text)
-{
-	static const char *const schemes[] = {"nbd://", "nbds://", "nbd+unix://", "nbds+unix://"};
-
-	for (unsigned i = 0; i < ARRAY_SIZE(schemes); i++)
-		if (!strncmp(text, schemes[i], strlen(schemes[i])))
-			return true;
-	return false;
-}
-
-/* The TYPE, and where the items start (NULL: none). */
+/* The TYPE, and where the items start (NULL: none).  A spec that a driver
+ * claims as its shorthand (a bare path, a URI) is all items. */
 static char *split_type(struct blkring_spec *spec)
 {
 	char *colon;
 
-	if (is_nbd_uri(spec->buf)) {
-		spec->type = "nbd";
-		return spec->buf;
-	}
-	if (spec->buf[0] == '/' || spec->buf[0] == '.') {
-		spec->type = "file";
+	spec->drv = blkring__driver_claim(spec->buf);
+	if (spec->drv) {
+		spec->type = spec->drv->type;
 		return spec->buf;
 	}
 	spec->type = spec->buf;
@@ -159,7 +146,8 @@ static int parse(const char *text, struct blkring_spec *spec)
 	rest = split_type(spec);
 	if (!*spec->type)
 		return blkring__error(-EINVAL, "'%s': no device type before ':'", text);
-	spec->drv = blkring__driver_find(spec->type);
+	if (!spec->drv)
+		spec->drv = blkring__driver_find(spec->type);
 	if (!spec->drv)
 		return unknown_type(spec);
 	return parse_items(spec, rest);

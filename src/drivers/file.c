@@ -502,9 +502,16 @@ static int file_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	return setup(fd, &c); /* on failure the registry calls file_destroy() */
 }
 
+/* A bare path: `/dev/loop0`, `./disk.img,direct=0`. */
+static bool file_claims(const char *text)
+{
+	return text[0] == '/' || text[0] == '.';
+}
+
 const struct blkring_driver blkring__file_driver = {
     .type = "file",
     .arg = SPEC_ARG_PATH,
     .arg_name = "PATH",
+    .claims = file_claims,
     .open = file_open,
 };

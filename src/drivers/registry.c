@@ -50,6 +50,27 @@ const struct blkring_driver *blkring__driver_find(const char *type)
 	return drv;
 }
 
+static const struct blkring_driver *claim_in(const struct blkring_driver *const *list, unsigned n,
+                                             const char *text)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (list[i]->claims && list[i]->claims(text))
+			return list[i];
+	return NULL;
+}
+
+const struct blkring_driver *blkring__driver_claim(const char *text)
+{
+	const struct blkring_driver *drv = claim_in(builtin, ARRAY_SIZE(builtin), text);
+
+	if (drv)
+		return drv;
+	pthread_mutex_lock(&loaded_lock);
+	drv = claim_in(loaded, nr_loaded, text);
+	pthread_mutex_unlock(&loaded_lock);
+	return drv;
+}
+
 int blkring__driver_register(const struct blkring_driver *drv)
 {
 	int ret = 0;
