@@ -26,6 +26,14 @@ static void cmd_end(struct blkring_bio *bio)
 	futex_wake(&r->calls, 1);
 }
 
+/* The request's bio as the ring sets it up for each issue. */
+static void cmd_bio(struct blkring_bio *bio, struct blkring_dev *dev, struct cmd_result *r)
+{
+	blkring__bio_init(bio, dev, REQ_OP_DISCARD, 0, 0);
+	bio->end_io = cmd_end;
+	bio->private = r;
+}
+
 /* Issues like the ring: non-blocking first, then blocking on -EAGAIN;
  * returns the one completion's status and counts the punts. */
 static int run_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe, int *punts)
@@ -34,15 +42,14 @@ static int run_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe, int *
 	struct blkring_bio bio;
 	int ret;
 
-	memset(&bio, 0, sizeof(bio));
-	bio.end_io = cmd_end;
-	bio.private = &r;
-	ret = blkring__blkdev_uring_cmd(dev, sqe, &bio, BLKRING_ISSUE_NONBLOCK);
+	cmd_bio(&bio, dev, &r);
+	ret = blkring__blkdev_uring_cmd(sqe, &bio, BLKRING_ISSUE_NONBLOCK);
 	if (ret == -EAGAIN) {
 		CHECK_EQ(atomic_load(&r.calls), 0); /* nothing was issued */
 		if (punts)
 			(*punts)++;
-		ret = blkring__blkdev_uring_cmd(dev, sqe, &bio, 0);
+		cmd_bio(&bio, dev, &r);
+		ret = blkring__blkdev_uring_cmd(sqe, &bio, 0);
 	}
 	if (ret) {
 		CHECK_EQ(atomic_load(&r.calls), 0);
@@ -62,10 +69,8 @@ static int cmd_rejects(struct blkring_dev *dev, const struct blkring_sqe *sqe)
 	struct blkring_bio bio;
 	int ret;
 
-	memset(&bio, 0, sizeof(bio));
-	bio.end_io = cmd_end;
-	bio.private = &r;
-	ret = blkring__blkdev_uring_cmd(dev, sqe, &bio, BLKRING_ISSUE_NONBLOCK);
+	cmd_bio(&bio, dev, &r);
+	ret = blkring__blkdev_uring_cmd(sqe, &bio, BLKRING_ISSUE_NONBLOCK);
 	CHECK(ret < 0);
 	CHECK_EQ(atomic_load(&r.calls), 0);
 	return ret;

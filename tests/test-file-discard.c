@@ -72,7 +72,7 @@ static int issue_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe)
 	blkring__bio_init(&bio, dev, REQ_OP_DISCARD, 0, 0);
 	bio.private = (void *)&done;
 	bio.end_io = flag_end;
-	ret = blkring__blkdev_uring_cmd(dev, sqe, &bio, 0);
+	ret = blkring__blkdev_uring_cmd(sqe, &bio, 0);
 	if (ret)
 		return ret;
 	while (!atomic_load(&done))
@@ -207,7 +207,7 @@ static void test_loop_nonblocking_issue(void)
 	blkring__bio_init(&bio, dev, REQ_OP_DISCARD, 0, 0);
 	bio.private = (void *)&done;
 	bio.end_io = flag_end;
-	CHECK_EQ(blkring__blkdev_uring_cmd(dev, &sqe, &bio, BLKRING_ISSUE_NONBLOCK), 0);
+	CHECK_EQ(blkring__blkdev_uring_cmd(&sqe, &bio, BLKRING_ISSUE_NONBLOCK), 0);
 	while (!atomic_load(&done))
 		usleep(100);
 	CHECK_EQ(bio.status, 0);

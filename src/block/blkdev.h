@@ -429,16 +429,27 @@ struct blkring_bio *blkring__bio_alloc_child(struct blkring_bio *parent, unsigne
                                              uint64_t offset, uint64_t size);
 
 /*
- * Block device commands (ioctl.c, Linux's blkdev_uring_cmd): checks the SQE
- * in Linux's order and issues the discard or write zeroes on `bio` (the
- * request's own bio, end_io set by the ring).  With BLKRING_ISSUE_NONBLOCK a
- * range that needs more than one bio fails with -EAGAIN before anything is
- * issued, and the ring re-issues it from the worker pool without the flag.
- * Returns 0 when issued (end_io runs once), a negative errno otherwise.
+ * Discard and write zeroes (blk-lib.c, Linux's blkdev_issue_discard and
+ * blkdev_issue_zeroout): checked in Linux's blkdev_cmd_* order, then issued
+ * on `bio`, which the caller set up (blkring__bio_init(), end_io, ioc) and
+ * which ends once.  With nowait, a range that needs more than one bio (or
+ * zero-page writes) fails with -EAGAIN before anything is issued.
+ */
+int blkring__blkdev_issue_discard(struct blkring_bio *bio, uint64_t start, uint64_t len,
+                                  bool nowait);
+int blkring__blkdev_issue_zeroout(struct blkring_bio *bio, uint64_t start, uint64_t len,
+                                  unsigned zero_flags, bool nowait);
+
+/*
+ * Block device commands (ioctl.c, Linux's blkdev_uring_cmd): checks the
+ * SQE's fields and calls the primitive it names, on `bio` as above.  With
+ * BLKRING_ISSUE_NONBLOCK the primitive may answer -EAGAIN, and the ring
+ * re-issues the command from the worker pool without the flag.  Returns 0
+ * when issued (end_io runs once), a negative errno otherwise.
  */
 #define BLKRING_ISSUE_NONBLOCK (1U << 0)
-int blkring__blkdev_uring_cmd(struct blkring_dev *dev, const struct blkring_sqe *sqe,
-                              struct blkring_bio *bio, unsigned issue_flags);
+int blkring__blkdev_uring_cmd(const struct blkring_sqe *sqe, struct blkring_bio *bio,
+                              unsigned issue_flags);
 
 /* ---- hardware queues and tags (blk-mq.c) ---- */
 

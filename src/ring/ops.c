@@ -200,8 +200,9 @@ static int cmd_issue(struct blkring_req *req, unsigned issue_flags)
 	struct blkring_bio *bio = &req->bio;
 
 	req->result = 0;
+	blkring__bio_init(bio, req->dev, REQ_OP_DISCARD, 0, 0);
 	blkring__req_bio_bind(req->ctx, req, bio, blkring__issue_ioc(req, issue_flags));
-	return blkring__blkdev_uring_cmd(req->dev, &req->cmd, bio, issue_flags);
+	return blkring__blkdev_uring_cmd(&req->cmd, bio, issue_flags);
 }
 
 const struct blkring__op blkring__ops[BLKRING_OP_LAST] = {
