@@ -37,6 +37,9 @@ EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
+# Only BLKRING_API names leave the shared library, and calls inside it
+# bind locally: the compiler inlines across what was interposable.
+$(LIB_OBJS): CFLAGS += -fvisibility=hidden -fno-semantic-interposition
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(O)/obj/%.o)
 TEST_LIB_OBJS := $(TEST_LIB_SRCS:%.c=$(O)/obj/%.o)
 TESTS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)

@@ -23,6 +23,10 @@
 extern "C" {
 #endif
 
+/* What the shared library exports: the library is built with hidden
+ * visibility, so calls inside it bind locally and inline freely. */
+#define BLKRING_API __attribute__((visibility("default")))
+
 #define BLKRING_VERSION_MAJOR 0
 #define BLKRING_VERSION_MINOR 1
 #define BLKRING_VERSION_STRING "0.1.0"
@@ -192,10 +196,11 @@ struct blkring {
  * looks for completions (peek, wait, exit; with SQPOLL the SQ thread polls),
  * which polls instead of sleeping while any is in flight; other opcodes
  * complete as on any ring. */
-int blkring_queue_init(unsigned entries, struct blkring *ring, unsigned flags);
-int blkring_queue_init_params(unsigned entries, struct blkring *ring, struct blkring_params *p);
+BLKRING_API int blkring_queue_init(unsigned entries, struct blkring *ring, unsigned flags);
+BLKRING_API int blkring_queue_init_params(unsigned entries, struct blkring *ring,
+                                          struct blkring_params *p);
 /* Cancels what has not started (-ECANCELED), waits for what has, frees the ring. */
-void blkring_queue_exit(struct blkring *ring);
+BLKRING_API void blkring_queue_exit(struct blkring *ring);
 
 /* ------------------------------------------------------------------ */
 /* Devices.                                                           */
@@ -243,8 +248,8 @@ struct blkring_dev_info {
 	uint64_t errors[BLKRING_DIR_NR];
 };
 
-int blkring_dev_open(const char *spec, struct blkring_dev **devp);
-int blkring_dev_close(struct blkring_dev *dev);
+BLKRING_API int blkring_dev_open(const char *spec, struct blkring_dev **devp);
+BLKRING_API int blkring_dev_close(struct blkring_dev *dev);
 
 /*
  * Device specs as the library reads them (docs/API.md, "Device specs"):
@@ -254,34 +259,36 @@ int blkring_dev_close(struct blkring_dev *dev);
  * blkring_spec_parse() knows the driver: an unknown TYPE is -ENODEV.
  */
 struct blkring_spec;
-int blkring_spec_parse(const char *text, struct blkring_spec **specp);
-void blkring_spec_free(struct blkring_spec *spec);
+BLKRING_API int blkring_spec_parse(const char *text, struct blkring_spec **specp);
+BLKRING_API void blkring_spec_free(struct blkring_spec *spec);
 /* "null", "file", "table"... and the first item (a path or a URI), or NULL. */
-const char *blkring_spec_type(const struct blkring_spec *spec);
-const char *blkring_spec_arg(const struct blkring_spec *spec);
+BLKRING_API const char *blkring_spec_type(const struct blkring_spec *spec);
+BLKRING_API const char *blkring_spec_arg(const struct blkring_spec *spec);
 /* The value of KEY, or NULL. */
-const char *blkring_spec_get(const struct blkring_spec *spec, const char *key);
+BLKRING_API const char *blkring_spec_get(const struct blkring_spec *spec, const char *key);
 /* Sets KEY to value (replacing it where given), or removes it (NULL). */
-int blkring_spec_set(struct blkring_spec *spec, const char *key, const char *value);
+BLKRING_API int blkring_spec_set(struct blkring_spec *spec, const char *key, const char *value);
 /* As snprintf: the length of the whole text, escapes included. */
-int blkring_spec_format(const struct blkring_spec *spec, char *buf, size_t size);
-int blkring_dev_open_spec(const struct blkring_spec *spec, struct blkring_dev **devp);
-int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info);
+BLKRING_API int blkring_spec_format(const struct blkring_spec *spec, char *buf, size_t size);
+BLKRING_API int blkring_dev_open_spec(const struct blkring_spec *spec, struct blkring_dev **devp);
+BLKRING_API int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info);
 
 /* Blocking calls, for code that does not want a ring. */
-ssize_t blkring_dev_pread(struct blkring_dev *dev, void *buf, size_t nbytes, uint64_t offset);
-ssize_t blkring_dev_pwrite(struct blkring_dev *dev, const void *buf, size_t nbytes,
-                           uint64_t offset);
-int blkring_dev_flush(struct blkring_dev *dev);
-int blkring_dev_discard(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes);
-int blkring_dev_write_zeroes(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes,
-                             unsigned flags);
+BLKRING_API ssize_t blkring_dev_pread(struct blkring_dev *dev, void *buf, size_t nbytes,
+                                      uint64_t offset);
+BLKRING_API ssize_t blkring_dev_pwrite(struct blkring_dev *dev, const void *buf, size_t nbytes,
+                                       uint64_t offset);
+BLKRING_API int blkring_dev_flush(struct blkring_dev *dev);
+BLKRING_API int blkring_dev_discard(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes);
+BLKRING_API int blkring_dev_write_zeroes(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes,
+                                         unsigned flags);
 
 /* Devices are always registered: sqe->fd is an index into this table (NULL
  * entries are empty slots; a bad index completes with -EBADF).  -EBUSY when a
  * table is registered already, or on unregister with requests in flight. */
-int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs, unsigned n);
-int blkring_unregister_devices(struct blkring *ring);
+BLKRING_API int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs,
+                                         unsigned n);
+BLKRING_API int blkring_unregister_devices(struct blkring *ring);
 
 /*
  * Buffers for BLKRING_OP_READ_FIXED / WRITE_FIXED, as io_uring's: at most
@@ -290,11 +297,12 @@ int blkring_unregister_devices(struct blkring *ring);
  * per-I/O mapping; others treat fixed I/O as plain reads and writes.
  * Unregistering needs the ring idle (-EBUSY otherwise).
  */
-int blkring_register_buffers(struct blkring *ring, const struct iovec *iovecs, unsigned n);
-int blkring_unregister_buffers(struct blkring *ring);
+BLKRING_API int blkring_register_buffers(struct blkring *ring, const struct iovec *iovecs,
+                                         unsigned n);
+BLKRING_API int blkring_unregister_buffers(struct blkring *ring);
 
 /* Text of the last error on this thread that has one (spec, table, option). */
-const char *blkring_last_error(void);
+BLKRING_API const char *blkring_last_error(void);
 
 /* ------------------------------------------------------------------ */
 /* Volumes: device-mapper tables (spec `table:PATH[,ro=1][,poll=M]`). */
@@ -308,18 +316,20 @@ const char *blkring_last_error(void);
  * ordinary device: register it on rings, close it with blkring_dev_close().
  * Errors name the line (`line N`), the target and the argument.
  */
-int blkring_vol_create(const char *table_text, const char *base_dir, struct blkring_dev **devp);
+BLKRING_API int blkring_vol_create(const char *table_text, const char *base_dir,
+                                   struct blkring_dev **devp);
 /* Builds a table into the volume's inactive slot (replacing one already
  * there); the live table keeps serving I/O until blkring_vol_resume(). */
-int blkring_vol_load(struct blkring_dev *dev, const char *table_text, const char *base_dir);
+BLKRING_API int blkring_vol_load(struct blkring_dev *dev, const char *table_text,
+                                 const char *base_dir);
 /* Holds new I/O (queued inside the volume and replayed on resume; I/O
  * with BLKRING_RWF_NOWAIT fails with -EAGAIN) and waits until the I/O in
  * flight has ended.  A ring's submit never blocks on a suspended volume.
  * -EINVAL when already suspended. */
-int blkring_vol_suspend(struct blkring_dev *dev);
+BLKRING_API int blkring_vol_suspend(struct blkring_dev *dev);
 /* Suspends first if needed, makes the inactive table live (if one was
  * loaded), and replays the held I/O in arrival order. */
-int blkring_vol_resume(struct blkring_dev *dev);
+BLKRING_API int blkring_vol_resume(struct blkring_dev *dev);
 
 /* One device under a target, and the sectors the target uses on it. */
 struct blkring_vol_leg {
@@ -343,7 +353,7 @@ struct blkring_vol_target {
  * return from fn stops the walk and is returned.  Pointers in *t are
  * valid during the call.  -EINVAL when dev is not a volume. */
 typedef int (*blkring_vol_target_fn)(const struct blkring_vol_target *t, void *arg);
-int blkring_vol_describe(struct blkring_dev *dev, blkring_vol_target_fn fn, void *arg);
+BLKRING_API int blkring_vol_describe(struct blkring_dev *dev, blkring_vol_target_fn fn, void *arg);
 
 /* ------------------------------------------------------------------ */
 /* Submission and completion.                                         */
@@ -352,19 +362,20 @@ int blkring_vol_describe(struct blkring_dev *dev, blkring_vol_target_fn fn, void
 /* Consumes the SQEs taken since the last call; returns how many.  Owner
  * thread only (else -EEXIST); -EBUSY while overflowed CQEs have no room.
  * SQPOLL: publishes them for the SQ thread, waking it if it sleeps. */
-int blkring_submit(struct blkring *ring);
+BLKRING_API int blkring_submit(struct blkring *ring);
 /* Submits, then waits for wait_nr CQEs; returns what submit returned. */
-int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr);
+BLKRING_API int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr);
 /* ts is relative; -ETIME when it passes with fewer than wait_nr ready,
  * -EINTR when a signal handler ran while the owner slept. */
-int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
-                      const struct timespec *ts);
+BLKRING_API int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr,
+                                  unsigned wait_nr, const struct timespec *ts);
 /* Up to count ready CQEs, oldest first, not consumed (blkring_cq_advance). */
-unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes, unsigned count);
+BLKRING_API unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes,
+                                            unsigned count);
 
 /* Slow path of peek/wait: runs task work, flushes overflow, may sleep. */
-int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
-                     const struct timespec *ts);
+BLKRING_API int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr,
+                                 unsigned wait_nr, const struct timespec *ts);
 
 /*
  * What a ring did since setup.  Any thread may read them; the numbers are
@@ -382,7 +393,7 @@ struct blkring_ring_stats {
 	uint64_t resv[8];
 };
 
-int blkring_ring_stats(struct blkring *ring, struct blkring_ring_stats *stats);
+BLKRING_API int blkring_ring_stats(struct blkring *ring, struct blkring_ring_stats *stats);
 
 static inline struct blkring_sqe *blkring_get_sqe(struct blkring *ring)
 {

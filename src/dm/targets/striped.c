@@ -20,10 +20,8 @@ struct stripe_c {
 	uint64_t width; /* sectors per stripe */
 };
 
-/* Inline for stripe_map(): the exported name is interposable under -fPIC,
- * so the compiler would not inline it there. */
-static inline void map_sector(const struct dm_stripe_geom *g, uint64_t sector, uint32_t *stripe,
-                              uint64_t *result)
+void blkring__stripe_map_sector(const struct dm_stripe_geom *g, uint64_t sector, uint32_t *stripe,
+                                uint64_t *result)
 {
 	uint64_t chunk, offset;
 
@@ -45,12 +43,6 @@ static inline void map_sector(const struct dm_stripe_geom *g, uint64_t sector, u
 	*result = chunk * g->chunk + offset;
 }
 
-void blkring__stripe_map_sector(const struct dm_stripe_geom *g, uint64_t sector, uint32_t *stripe,
-                                uint64_t *result)
-{
-	map_sector(g, sector, stripe, result);
-}
-
 /* Where `sector` lands on stripe `target`: exactly, when it is that
  * stripe's; otherwise at the start of that stripe's next chunk at or
  * after it (dm-stripe's stripe_map_range_sector). */
@@ -59,7 +51,7 @@ static uint64_t range_sector(const struct dm_stripe_geom *g, uint64_t sector, ui
 	uint32_t stripe;
 	uint64_t result;
 
-	map_sector(g, sector, &stripe, &result);
+	blkring__stripe_map_sector(g, sector, &stripe, &result);
 	if (stripe == target)
 		return result;
 	result -= result % g->chunk;
@@ -207,7 +199,7 @@ static int stripe_map(struct dm_target *ti, struct blkring_bio *clone)
 
 	if (unlikely(clone->op > REQ_OP_WRITE))
 		return stripe_map_other(ti, clone);
-	map_sector(&sc->geom, clone->sector - ti->begin, &stripe, &result);
+	blkring__stripe_map_sector(&sc->geom, clone->sector - ti->begin, &stripe, &result);
 	clone->dev = ti->legs[stripe].dev;
 	clone->sector = ti->legs[stripe].start + result;
 	return DM_MAPIO_REMAPPED;
