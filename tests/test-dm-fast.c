@@ -23,16 +23,6 @@
 #define K4A "null:irqmode=none,bs=4096,size=1M,name=k4a"
 #define K4B "null:irqmode=none,bs=4096,size=1M,name=k4b"
 
-static struct blkring_dev *vol(const char *table)
-{
-	struct blkring_dev *dev;
-	int ret = blkring_vol_create(table, NULL, &dev);
-
-	if (ret)
-		TEST_FAIL("%s: %s", strerror(-ret), blkring_last_error());
-	return dev;
-}
-
 static void check_counts(struct blkring_dev *dev, unsigned dir, uint64_t ios, uint64_t bytes)
 {
 	struct blkring_dev_info info;
@@ -50,8 +40,8 @@ static void check_counts(struct blkring_dev *dev, unsigned dir, uint64_t ios, ui
 static void test_counts(void)
 {
 	struct blkring_dev *a = test_open(FA), *b = test_open(FB);
-	struct blkring_dev *lin = vol("0 2040 linear " FA " 8");
-	struct blkring_dev *str = vol("0 2048 striped 2 128 " FA " 0 " FB " 0");
+	struct blkring_dev *lin = test_vol("0 2040 linear " FA " 8", NULL);
+	struct blkring_dev *str = test_vol("0 2048 striped 2 128 " FA " 0 " FB " 0", NULL);
 	char buf[8192] = {0};
 
 	for (unsigned i = 0; i < 10; i++)
@@ -109,7 +99,7 @@ static int submit_read(struct blkring_bio *bio, struct blkring_dev *dev, void *b
  * whole, nothing issued, nothing counted, nothing ended. */
 static void test_nowait_refused_by_leg(void)
 {
-	struct blkring_dev *dev = vol("0 2048 linear " SLOW " 0");
+	struct blkring_dev *dev = test_vol("0 2048 linear " SLOW " 0", NULL);
 	struct blkring_dev *leg = test_open(SLOW);
 	static char buf[2][4096];
 	struct blkring_bio bio[2];
@@ -132,7 +122,7 @@ static void test_nowait_refused_by_leg(void)
  * would cut a block (12) does not load (test-dm-table). */
 static void test_chunk_on_leg_blocks(void)
 {
-	struct blkring_dev *dev = vol("0 96 striped 2 24 " K4A " 0 " K4B " 0");
+	struct blkring_dev *dev = test_vol("0 96 striped 2 24 " K4A " 0 " K4B " 0", NULL);
 	char buf[8192];
 
 	for (uint64_t sector = 0; sector < 96; sector += 8)
@@ -162,7 +152,7 @@ static void test_volume_leg_reloaded(void)
 	snprintf(spec, sizeof(spec), "table:%s", path);
 	inner = test_open(spec);
 	snprintf(table, sizeof(table), "0 2048 linear %s 0", spec);
-	outer = vol(table);
+	outer = test_vol(table, NULL);
 	CHECK_EQ(blkring_dev_pread(outer, buf, 512, 512), 512);
 	CHECK_EQ(blkring_vol_load(inner, "0 2048 linear " K4A " 0", NULL), 0);
 	CHECK_EQ(blkring_vol_resume(inner), 0);
@@ -205,7 +195,7 @@ static void test_clones_outlive_thread(void)
 	struct exiter *e = calloc(1, sizeof(*e));
 
 	CHECK(e);
-	e->dev = vol("0 2048 linear " LATE " 0");
+	e->dev = test_vol("0 2048 linear " LATE " 0", NULL);
 	for (unsigned round = 0; round < 2; round++) {
 		pthread_t th;
 

@@ -23,16 +23,6 @@
 #define DB MEM("db", ",discard=1,write_zeroes=1")
 #define DC MEM("dc", ",discard=1,write_zeroes=1,irqmode=none")
 
-static struct blkring_dev *vol(const char *table, const char *base_dir)
-{
-	struct blkring_dev *dev;
-	int ret = blkring_vol_create(table, base_dir, &dev);
-
-	if (ret)
-		TEST_FAIL("%s: %s", strerror(-ret), blkring_last_error());
-	return dev;
-}
-
 static void fill(unsigned char *buf, size_t len, unsigned seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -76,7 +66,8 @@ static void roundtrips(struct blkring_dev *dev)
 
 static void test_linear_roundtrip(void)
 {
-	struct blkring_dev *dev = vol("0 1000 linear " A " 17\n1000 1048 linear " C " 3", NULL);
+	struct blkring_dev *dev =
+	    test_vol("0 1000 linear " A " 17\n1000 1048 linear " C " 3", NULL);
 
 	roundtrips(dev);
 	CHECK_EQ(blkring_dev_close(dev), 0);
@@ -84,7 +75,7 @@ static void test_linear_roundtrip(void)
 
 static void test_striped_roundtrip(void)
 {
-	struct blkring_dev *dev = vol("0 2160 striped 3 24 " A " 5 " B " 11 " C " 0", NULL);
+	struct blkring_dev *dev = test_vol("0 2160 striped 3 24 " A " 5 " B " 11 " C " 0", NULL);
 
 	roundtrips(dev);
 	CHECK_EQ(blkring_dev_close(dev), 0);
@@ -121,10 +112,10 @@ static void test_stacked_roundtrip(void)
 	CHECK(mkdtemp(dir));
 	put_file("inner-striped.table", "0 2048 striped 2 16 " A " 0 " B " 0\n");
 	put_file("inner-linear.table", "0 1024 linear " C " 100\n1024 1024 linear " B " 1024\n");
-	dev =
-	    vol("0 500 linear table:inner-linear.table 0\n"
-	        "500 2000 striped 2 40 table:inner-striped.table 8 table:inner-linear.table 500\n",
-	        dir);
+	dev = test_vol(
+	    "0 500 linear table:inner-linear.table 0\n"
+	    "500 2000 striped 2 40 table:inner-striped.table 8 table:inner-linear.table 500\n",
+	    dir);
 	roundtrips(dev);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 	remove_dir();
@@ -140,7 +131,7 @@ static bool all_zero(const unsigned char *buf, size_t len)
 
 static void test_zero_target(void)
 {
-	struct blkring_dev *dev = vol("0 64 zero\n64 64 linear " C " 0", NULL);
+	struct blkring_dev *dev = test_vol("0 64 zero\n64 64 linear " C " 0", NULL);
 	unsigned char buf[128 * 512];
 
 	fill(buf, sizeof(buf), 1);
@@ -151,7 +142,7 @@ static void test_zero_target(void)
 	CHECK(!all_zero(buf + 64 * 512, 64 * 512));
 	CHECK_EQ(blkring_dev_close(dev), 0);
 
-	dev = vol("0 64 zero", NULL);
+	dev = test_vol("0 64 zero", NULL);
 	CHECK_EQ(blkring_dev_discard(dev, 0, 8 * 512), 0);
 	CHECK_EQ(blkring_dev_write_zeroes(dev, 8 * 512, 8 * 512, 0), 0);
 	CHECK_EQ(blkring_dev_flush(dev), 0);
@@ -160,7 +151,7 @@ static void test_zero_target(void)
 
 static void test_error_target(void)
 {
-	struct blkring_dev *dev = vol("0 64 error\n64 64 linear " DC " 0", NULL);
+	struct blkring_dev *dev = test_vol("0 64 error\n64 64 linear " DC " 0", NULL);
 	unsigned char buf[64 * 512] = {0};
 	struct blkring_dev_info info;
 
@@ -205,7 +196,7 @@ static void check_flakey(const struct flakey_case *fc)
 	blkring__dm_clock_ns = fake_clock;
 	fake_ns = 1000 * SEC;
 	snprintf(table, sizeof(table), "0 64 flakey " C " 0 2 3%s", fc->features);
-	dev = vol(table, NULL);
+	dev = test_vol(table, NULL);
 	fill(w, sizeof(w), 1);
 	/* Up for 2 s. */
 	CHECK_EQ(blkring_dev_pwrite(dev, w, 512, 0), 512);
@@ -247,7 +238,8 @@ static void test_flakey(void)
 static void test_flakey_always(void)
 {
 	unsigned char buf[512] = {0};
-	struct blkring_dev *dev = vol("0 64 flakey " C " 0 0 1\n64 64 flakey " C " 0 1 0", NULL);
+	struct blkring_dev *dev =
+	    test_vol("0 64 flakey " C " 0 0 1\n64 64 flakey " C " 0 1 0", NULL);
 
 	CHECK_EQ(blkring_dev_pread(dev, buf, 512, 0), -EIO);
 	CHECK_EQ(blkring_dev_pread(dev, buf, 512, 64 * 512), 512);
@@ -315,7 +307,7 @@ static void check_range_op(bool zeroes, uint64_t sector, uint64_t len)
 	uint64_t ios0[3], bytes0[3], ios1[3], bytes1[3];
 	struct leg_expect e[3];
 	unsigned char *fillbuf = malloc(144 * 512 * 2);
-	struct blkring_dev *dev = vol("0 288 striped 3 24 " DA " 5 " DB " 0 " DC " 16", NULL);
+	struct blkring_dev *dev = test_vol("0 288 striped 3 24 " DA " 5 " DB " 0 " DC " 16", NULL);
 
 	CHECK(fillbuf);
 	memset(fillbuf, 0xaa, 144 * 512 * 2);
@@ -362,8 +354,8 @@ static void test_discard_across_targets(void)
 	struct blkring_dev *da = test_open(DA), *db = test_open(DB);
 	struct blkring_dev *legs[2] = {da, db};
 	uint64_t ios0[2], bytes0[2], ios1[2], bytes1[2];
-	struct blkring_dev *dev =
-	    vol("0 100 linear " DA " 0\n100 96 striped 2 8 " DA " 200 " DB " 0\n196 50 zero", NULL);
+	struct blkring_dev *dev = test_vol(
+	    "0 100 linear " DA " 0\n100 96 striped 2 8 " DA " 200 " DB " 0\n196 50 zero", NULL);
 
 	leg_counts(legs, 2, BLKRING_DIR_DISCARD, ios0, bytes0);
 	CHECK_EQ(blkring_dev_discard(dev, 50 * 512, 180 * 512), 0);
@@ -414,7 +406,7 @@ static int submit_nowait(struct blkring_dev *dev, void *buf, uint64_t sector, si
  * anything is issued; one that fits a single clone goes through. */
 static void test_nowait_split(void)
 {
-	struct blkring_dev *dev = vol("0 96 striped 2 8 " C " 0 " DC " 0", NULL);
+	struct blkring_dev *dev = test_vol("0 96 striped 2 8 " C " 0 " DC " 0", NULL);
 	unsigned char buf[16 * 512];
 	struct done d = {0};
 

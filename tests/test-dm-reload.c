@@ -55,16 +55,6 @@ static void tio_wait(struct tio *t)
 		sched_yield();
 }
 
-static struct blkring_dev *vol(const char *table)
-{
-	struct blkring_dev *dev;
-	int ret = blkring_vol_create(table, NULL, &dev);
-
-	if (ret)
-		TEST_FAIL("%s: %s", strerror(-ret), blkring_last_error());
-	return dev;
-}
-
 static void pattern(unsigned char *buf, size_t len, uint64_t sector)
 {
 	for (size_t i = 0; i < len; i++)
@@ -91,7 +81,7 @@ static bool pattern_ok(const unsigned char *buf, size_t len, uint64_t sector)
 
 static void test_suspend_holds(void)
 {
-	struct blkring_dev *dev = vol("0 512 linear " C " 0");
+	struct blkring_dev *dev = test_vol("0 512 linear " C " 0", NULL);
 	static struct tio t[4], nowait;
 
 	write_pattern(dev, 512);
@@ -119,7 +109,7 @@ static void test_suspend_holds(void)
 /* Suspend returns only once the I/O in flight has ended. */
 static void test_suspend_drains(void)
 {
-	struct blkring_dev *dev = vol("0 512 linear " SLOW " 0");
+	struct blkring_dev *dev = test_vol("0 512 linear " SLOW " 0", NULL);
 	struct blkring_dev *slow = test_open(SLOW);
 	struct blkring_dev_info info;
 	static struct tio t[8];
@@ -143,7 +133,7 @@ static void test_suspend_drains(void)
 /* A held bio still ends, once, when its volume goes away. */
 static void test_close_while_held(void)
 {
-	struct blkring_dev *dev = vol("0 512 linear " C " 0");
+	struct blkring_dev *dev = test_vol("0 512 linear " C " 0", NULL);
 	static struct tio t;
 
 	CHECK_EQ(blkring_vol_suspend(dev), 0);
@@ -155,7 +145,7 @@ static void test_close_while_held(void)
 
 static void test_load_and_swap(void)
 {
-	struct blkring_dev *dev = vol("0 64 linear " C " 0");
+	struct blkring_dev *dev = test_vol("0 64 linear " C " 0", NULL);
 	struct blkring_dev *b = test_open(B);
 	unsigned char buf[512], other[512];
 
@@ -256,7 +246,7 @@ static unsigned long slowest_worker(struct worker *w)
 
 static void test_reload_under_io(void)
 {
-	struct blkring_dev *dev = vol(tables[0]);
+	struct blkring_dev *dev = test_vol(tables[0], NULL);
 	struct worker w[THREADS];
 	pthread_t th[THREADS];
 	unsigned reloads;
@@ -316,8 +306,9 @@ static int describe_one(const struct blkring_vol_target *t, void *arg)
 static void test_describe(void)
 {
 	struct blkring_dev *dev =
-	    vol("# layout\n0 100 linear " C " 7\n100 96 striped 2 8 " C " 200 " B
-	        " 0\n196 4 zero\n200 8 flakey " B " 100 1 2 1 drop_writes\n208 8 error");
+	    test_vol("# layout\n0 100 linear " C " 7\n100 96 striped 2 8 " C " 200 " B
+	             " 0\n196 4 zero\n200 8 flakey " B " 100 1 2 1 drop_writes\n208 8 error",
+	             NULL);
 	struct blkring_dev *null = test_open(B);
 	struct seen s = {0};
 	const char *c = "null:irqmode=none,memory_backed=1,name=c,size=1M";

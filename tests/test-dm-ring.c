@@ -21,16 +21,6 @@
 /* Ends on a completion thread, so its tags go through the ring's plug. */
 #define PLUGGED "null:size=1M,irqmode=softirq,name=plugged"
 
-static struct blkring_dev *vol(const char *table)
-{
-	struct blkring_dev *dev;
-	int ret = blkring_vol_create(table, NULL, &dev);
-
-	if (ret)
-		TEST_FAIL("%s: %s", strerror(-ret), blkring_last_error());
-	return dev;
-}
-
 static void setup(struct blkring *ring, unsigned entries, struct blkring_dev *dev)
 {
 	CHECK_EQ(blkring_queue_init(entries, ring, 0), 0);
@@ -67,7 +57,7 @@ static int one_cqe(struct blkring *ring, uint64_t *user_data)
 
 static void test_error_and_zero_cqes(void)
 {
-	struct blkring_dev *dev = vol("0 64 error\n64 64 zero\n128 64 linear " DC " 0");
+	struct blkring_dev *dev = test_vol("0 64 error\n64 64 zero\n128 64 linear " DC " 0", NULL);
 	static unsigned char buf[4096];
 	struct blkring ring;
 
@@ -109,7 +99,7 @@ static struct blkring_sqe *prep_read(struct blkring *ring, void *buf, unsigned l
  * resume, each request once. */
 static void test_suspended_ring(void)
 {
-	struct blkring_dev *dev = vol("0 256 linear " C " 0");
+	struct blkring_dev *dev = test_vol("0 256 linear " C " 0", NULL);
 	static unsigned char buf[5][4096];
 	struct blkring_cqe *cqe;
 	struct blkring ring;
@@ -205,7 +195,7 @@ static void check_slot(struct slot *s)
 
 static void test_reload_under_ring(void)
 {
-	struct blkring_dev *dev = vol(tables[0]);
+	struct blkring_dev *dev = test_vol(tables[0], NULL);
 	static struct slot slots[DEPTH];
 	unsigned done = 0, again = 0, seed = 7;
 	struct blkring ring;
@@ -269,7 +259,7 @@ static void *reload_mid_batch(void *arg)
  * closes when the batch gives them back, not never and not before. */
 static void test_reload_frees_plugged_leg(void)
 {
-	struct reload_in_batch r = {.vol = vol("0 2048 linear " PLUGGED " 0"),
+	struct reload_in_batch r = {.vol = test_vol("0 2048 linear " PLUGGED " 0", NULL),
 	                            .fake = ring_fake_create(FAKE_BLOCK)};
 	struct blkring_dev *devs[2] = {r.vol, r.fake->dev}, *leg;
 	struct blkring_dev_info info;

@@ -4,7 +4,17 @@
 #include <errno.h>
 
 #include "ring-fake.h"
+#include "ring/ring.h"
 #include "test.h"
+
+static unsigned chunks(const struct blkring *ring)
+{
+	unsigned n = 0;
+
+	for (const struct blkring__req_chunk *c = ring->ctx->chunks; c; c = c->next)
+		n++;
+	return n;
+}
 
 static void cache_grows(void)
 {
@@ -13,6 +23,7 @@ static void cache_grows(void)
 	struct blkring_params p = {.flags = BLKRING_SETUP_CQSIZE, .cq_entries = 4 * SQ};
 	struct blkring ring;
 	static char buf[512];
+	unsigned grown;
 
 	CHECK_EQ(blkring_queue_init_params(SQ, &ring, &p), 0);
 	CHECK_EQ(blkring_register_devices(&ring, &fake->dev, 1), 0);
@@ -27,6 +38,8 @@ static void cache_grows(void)
 		CHECK_EQ(blkring_submit(&ring), SQ);
 	}
 	CHECK_EQ(ring_fake_held(fake), N);
+	grown = chunks(&ring);
+	CHECK(grown > 1);
 	ring_fake_end_from_thread(fake, N, 0);
 	for (unsigned i = 0; i < N; i++) {
 		struct blkring_cqe cqe = ring_reap(&ring);
@@ -41,6 +54,7 @@ static void cache_grows(void)
 		CHECK_EQ(blkring_submit_and_wait(&ring, SQ), SQ);
 		blkring_cq_advance(&ring, SQ);
 	}
+	CHECK_EQ(chunks(&ring), grown);
 	blkring_queue_exit(&ring);
 	ring_fake_destroy(fake);
 }

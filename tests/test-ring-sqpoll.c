@@ -283,7 +283,7 @@ static void sqpoll_exit_busy(void)
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
-/* Exit while the thread sleeps. */
+/* Exit while the thread sleeps: the thread is gone when exit returns. */
 static void sqpoll_exit_asleep(void)
 {
 	struct blkring ring;
@@ -291,7 +291,9 @@ static void sqpoll_exit_asleep(void)
 	sq_ring(&ring, 8, 0, 1);
 	while (!need_wakeup(&ring))
 		usleep(200);
+	CHECK_EQ(test_threads_with("comm", "blkring-sq\n"), 1);
 	blkring_queue_exit(&ring);
+	CHECK_EQ(test_threads_with("comm", "blkring-sq\n"), 0);
 }
 
 /* Completions from device threads and issues as task work, with and

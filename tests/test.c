@@ -18,6 +18,16 @@ struct blkring_dev *test_open(const char *spec)
 	return dev;
 }
 
+struct blkring_dev *test_vol(const char *table, const char *base_dir)
+{
+	struct blkring_dev *dev = NULL;
+	int ret = blkring_vol_create(table, base_dir, &dev);
+
+	if (ret)
+		TEST_FAIL("volume: %s (%s)", strerror(-ret), blkring_last_error());
+	return dev;
+}
+
 int test_threads_with(const char *file, const char *line)
 {
 	DIR *d = opendir("/proc/self/task");

@@ -56,6 +56,8 @@ int test_main(const struct test_case *cases, int argc, char **argv);
 
 /* Opens a device or fails the test with the library's message. */
 struct blkring_dev *test_open(const char *spec);
+/* The same for a volume built from table text (base_dir: NULL for the cwd). */
+struct blkring_dev *test_vol(const char *table, const char *base_dir);
 
 /* This process's threads with a line of /proc/self/task/TID/FILE that
  * starts with `line`. */
