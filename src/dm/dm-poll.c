@@ -4,7 +4,7 @@
  * means polling its legs' poll queues.  Both designs that Linux saw are
  * here, chosen per volume with the spec key poll=:
  *
- * `all` (seed 001, Jeffle Xu's v2): when a table loads, every poll queue
+ * `all` (the design proposed for Linux before cookies): when a table loads, every poll queue
  * of every leg, recursing into stacked volumes, goes on a list kept with
  * the table, so a reload swaps it with the table.  Polling the volume
  * walks the list; each queue's busy flag (taken by the queue's poll

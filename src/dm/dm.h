@@ -298,7 +298,7 @@ void blkring__dm_clone_end(struct dm_clone *c);
 
 /* The spec key poll=: how polling a volume finds the queues to poll. */
 enum {
-	DM_POLL_ALL,    /* the table's list of every poll queue below it (seed 001) */
+	DM_POLL_ALL,    /* the table's list of every poll queue below it */
 	DM_POLL_COOKIE, /* the clones of the polled bio, each leg polling its own (Linux 5.18) */
 };
 extern const char *const blkring__dm_poll_names[]; /* "all", "cookie", NULL */

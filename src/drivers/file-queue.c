@@ -67,8 +67,7 @@ void file_ring_exit(struct io_uring *ring)
  * fetch them without submitting.  On a ring with DEFER_TASKRUN, whose
  * owner promised to be the thread that waits for its I/O, the kernel ring
  * defers too (Linux 6.1, as fio's engine asks): only a wait inside it is
- * woken, and only once a completion is there (12% more 4k reads per
- * second on tmpfs here).  Only its maker may then enter it: a thread
+ * woken, and only once a completion is there.  Only its maker may then enter it: a thread
  * that ends with its I/O in flight leaves it there for good, so the
  * ring's promise is needed, and without it no other thread could exit the
  * ring (or, on an SQ thread's ring, park it) with I/O in flight.  The shared

@@ -338,9 +338,9 @@ static void null_start_tagged(struct blkring_dev *dev, struct blkring_bio *bio)
 /*
  * Tags through the ring's plug: the completion thread frees them one by
  * one on the line the submitter takes them from, and the submitter then
- * misses it once a batch, not once a bio (seed 000's async side spent a
- * third of its thread there).  Inline ends free their tag at once and gain
- * nothing from it.
+ * misses it once a batch, not once a bio (docs/BENCH.md, "Design
+ * measurements").  Inline ends free their tag at once and gain nothing
+ * from it.
  */
 static int null_get_tag(struct null_dev *nd, struct blkring_hctx *hctx, struct blkring_bio *bio)
 {
@@ -372,7 +372,7 @@ static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
  * took): the queues never hold more bios than there are threads inside
  * submit at that moment, none of them ever waits, and a tag would only
  * have cost two locked read-modify-writes on a line every submitter
- * shares (half the IOPS, measured).  hw_queue_depth still bounds every
+ * shares.  hw_queue_depth still bounds every
  * queue where a bio can outlive the call: other irqmodes, mbps, memory or
  * badblocks, and the poll queues.
  */
@@ -453,8 +453,7 @@ static int pending_complete(struct null_queue *q, uint64_t *next_ns)
  * spin_nsec: before it sleeps, the thread watches its list that long.  A
  * device needs no wake-up to see new commands; a sleeping thread does, and
  * on a virtual machine whose idle vCPUs halt, that futex wake costs more
- * than the I/O it carries (seed 000's async side: 0.5M IOPS without, 2.5M
- * with 50 us, on this 2-vCPU guest).  Returns true when a bio arrived.
+ * than the I/O it carries.  Returns true when a bio arrived.
  */
 static bool thread_spin(struct null_queue *q)
 {
