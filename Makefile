@@ -56,6 +56,12 @@ $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# The command is a client of the public API: include/ only, never src/.
+TOOL_CFLAGS = $(filter-out -Isrc,$(CFLAGS))
+$(O)/obj/tools/%.o: tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -c -o $@ $<
+
 $(STATIC): $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^

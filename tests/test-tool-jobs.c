@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <unistd.h>
 
+#include "../tools/error.h"
 #include "../tools/jobfile.h"
 #include "../tools/jobs.h"
 #include "test.h"
@@ -49,7 +50,7 @@ static const char *given(const struct kvlist *l, const char *key)
 
 static void fails(struct bench_cfg *cfg, int ret, const char *frag1, const char *frag2)
 {
-	const char *msg = blkring_last_error();
+	const char *msg = tool_last_error();
 
 	if (ret != -EINVAL && ret != -ENOENT)
 		TEST_FAIL("parse gave %d, expected an error (%s)", ret, msg);

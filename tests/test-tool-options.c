@@ -5,7 +5,10 @@
 
 #include "../tools/clock.h"
 #include "../tools/engine.h"
+#include "../tools/error.h"
+#include "../tools/job.h"
 #include "../tools/options.h"
+#include "../tools/verify.h"
 #include "test.h"
 
 static struct job_opts o;
@@ -16,7 +19,7 @@ static void set_ok(const char *name, const char *val)
 	int ret = opt_set(&o, &r, name, val, "here", true, false);
 
 	if (ret)
-		TEST_FAIL("%s=%s: %d (%s)", name, val ? val : "(bare)", ret, blkring_last_error());
+		TEST_FAIL("%s=%s: %d (%s)", name, val ? val : "(bare)", ret, tool_last_error());
 }
 
 /* Expects -EINVAL and the fragments in the message, which starts at the place. */
@@ -24,7 +27,7 @@ static void set_fails(const char *name, const char *val, bool cmdline, bool in_j
                       const char *frag1, const char *frag2)
 {
 	int ret = opt_set(&o, &r, name, val, "job.fio:7", cmdline, in_job);
-	const char *msg = blkring_last_error();
+	const char *msg = tool_last_error();
 
 	if (ret != -EINVAL)
 		TEST_FAIL("%s=%s: %d, expected -EINVAL", name, val ? val : "(bare)", ret);
@@ -37,7 +40,7 @@ static void set_fails(const char *name, const char *val, bool cmdline, bool in_j
 static void test_defaults(void)
 {
 	opts_defaults(&o, &r);
-	CHECK_EQ(o.ioengine, ENGINE_BLKRING);
+	CHECK(o.ioengine == &engine_blkring);
 	CHECK(!strcmp(rw_modes[o.rw].name, "read"));
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		CHECK_EQ(o.bs[d], 4096);
@@ -152,12 +155,15 @@ static void test_bools_and_numbers(void)
 	CHECK(o.norandommap);
 	set_ok("iodepth", "128");
 	CHECK_EQ(o.iodepth, 128);
+	CHECK_EQ(o.iodepth_batch_submit, 1); /* unsigned: the next field untouched */
 	set_ok("iodepth_batch", "16");
 	CHECK_EQ(o.iodepth_batch_submit, 16);
 	set_ok("iodepth_batch_complete", "4");
 	CHECK_EQ(o.iodepth_batch_complete_min, 4);
 	set_ok("randseed", "0x1234");
 	CHECK_EQ(o.randseed, 0x1234);
+	set_ok("randseed", "0xfedcba9876543210"); /* uint64_t: all 64 bits */
+	CHECK(o.randseed == 0xfedcba9876543210ULL);
 	set_ok("rwmixwrite", "30");
 	CHECK_EQ(o.rwmixread, 70);
 	set_ok("wait_for_previous", NULL);
@@ -180,7 +186,7 @@ static void test_choices(void)
 	set_ok("rw", "randwrite");
 	CHECK(rw_modes[o.rw].random && rw_modes[o.rw].ddirs == 1U << DDIR_WRITE);
 	set_ok("ioengine", "sync");
-	CHECK_EQ(o.ioengine, ENGINE_SYNC);
+	CHECK(o.ioengine == &engine_sync);
 	set_fails("rw", "trimwrite", true, true, "option 'rw'",
 	          "'trimwrite' is not one of read, write, randread");
 	set_fails("ioengine", "libaio", true, true, "'libaio' is not one of blkring, sync", NULL);
@@ -194,28 +200,84 @@ static void test_choices(void)
 	          NULL);
 }
 
+/* A job whose first error is in already, so that another one only stops it. */
+static void erring_job(struct job *j, struct job_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->error = EIO;
+	*j = (struct job){.o = &o, .st = st};
+}
+
+/* Whether the job goes on after a failed read or write, as job.c decides. */
+static bool goes_on_after_io(unsigned ddir)
+{
+	static struct job_stats st;
+	struct io_unit io = {.len = 4096, .ddir = (uint8_t)ddir};
+	struct job j;
+
+	erring_job(&j, &st);
+	job_complete(&j, &io, -EIO, 0, 0, 0);
+	return !j.draining;
+}
+
+/* A sync engine whose I/O ends as it is submitted, leaving the buffer as it was. */
+static int ended_at_once(struct job *j, struct io_unit **ios, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		j->free[j->nr_free++] = ios[i];
+	return 0;
+}
+
+/* Whether the job goes on after a block fails its check, as verify.c decides. */
+static bool goes_on_after_verify(void)
+{
+	static const struct bench_engine engine = {
+	    .name = "test", .sync = true, .submit = ended_at_once};
+	static struct job_stats st;
+	static char block[4096]; /* zeros: no verify header */
+	struct io_unit io = {.len = sizeof(block), .ddir = DDIR_READ, .buf = block}, *ios = &io;
+	struct io_unit *free[1];
+	struct job j;
+	bool on;
+
+	erring_job(&j, &st);
+	j.engine = &engine;
+	j.ddirs = 1U << DDIR_READ;
+	j.free = free;
+	CHECK_EQ(verify_setup(&j), 0);
+	CHECK_EQ(j.engine->submit(&j, &ios, 1), 0);
+	on = !j.draining;
+	verify_teardown(&j);
+	return on;
+}
+
+/* Each value as fio documents it, checked by what a job then does, not by
+ * the bits options.c stores. */
 static void test_continue_on_error(void)
 {
 	static const struct {
 		const char *text;
-		unsigned mask;
-	} ok[] = {
-	    {"none", 0},
-	    {"0", 0},
-	    {"read", COE_READ},
-	    {"write", COE_WRITE},
-	    {"io", COE_READ | COE_WRITE},
-	    {"verify", COE_VERIFY},
-	    {"all", COE_READ | COE_WRITE | COE_VERIFY},
-	    {"1", COE_READ | COE_WRITE | COE_VERIFY},
+		bool read, write, verify; /* goes on after such an error */
+	} kinds[] = {
+	    {"none", false, false, false}, {"0", false, false, false},
+	    {"read", true, false, false},  {"write", false, true, false},
+	    {"io", true, true, false},     {"verify", false, false, true},
+	    {"all", true, true, true},     {"1", true, true, true},
 	};
 
 	opts_defaults(&o, &r);
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		set_ok("continue_on_error", ok[i].text);
-		CHECK_EQ(o.continue_on_error, ok[i].mask);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		set_ok("continue_on_error", kinds[i].text);
+		if (goes_on_after_io(DDIR_READ) != kinds[i].read ||
+		    goes_on_after_io(DDIR_WRITE) != kinds[i].write ||
+		    goes_on_after_verify() != kinds[i].verify)
+			TEST_FAIL(
+			    "continue_on_error=%s: goes on after read %d, write %d, verify %d",
+			    kinds[i].text, goes_on_after_io(DDIR_READ),
+			    goes_on_after_io(DDIR_WRITE), goes_on_after_verify());
 	}
-	set_fails("continue_on_error", "some", true, true, "'some' is not one of none, read", NULL);
+	set_fails("continue_on_error", "some", true, true,
+	          "'some' is not one of none, read, write, io, verify, all", NULL);
 }
 
 static void test_percentiles(void)

@@ -19,12 +19,13 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "compiler.h"
 #include "engine.h"
+#include "error.h"
 #include "job.h"
-#include "lib/error.h"
-#include "lib/text.h"
 #include "output.h"
 #include "progress.h"
+#include "text.h"
 
 struct bench_run {
 	struct bench_cfg cfg;
@@ -63,9 +64,10 @@ static int def_error(const struct job_def *d, const char *fmt, ...)
 	int ret;
 
 	va_start(ap, fmt);
-	msg = blkring__vformat(fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	ret = blkring__error(-EINVAL, "%s: job '%s': %s", d->where, d->o.name, msg ? msg : fmt);
+	ret = tool_error(-EINVAL, "%s: job '%s': %s", d->where, d->o.name, msg ? msg : fmt);
 	free(msg);
 	return ret;
 }
@@ -189,7 +191,7 @@ static int spec_set_key(const struct job *j, char *spec, size_t size, const char
 	size_t len = 0, klen = strlen(key);
 
 	/* The spec parser refuses it, but would not see it once a key follows. */
-	if (blkring__ends_in_escape(src))
+	if (tool_ends_in_escape(src))
 		return def_error(j->def,
 		                 "filename=%s: a '\\' at the end escapes nothing (write '\\\\' "
 		                 "for a backslash)",
@@ -251,7 +253,6 @@ static int job_open(struct job *j)
 
 	if (ret)
 		return ret;
-	blkring__clear_error();
 	ret = blkring_dev_open(spec, &j->dev);
 	if (ret) {
 		why = strdup(*blkring_last_error() ? blkring_last_error() : strerror(-ret));
@@ -332,7 +333,7 @@ static int def_cpus_fit(const struct job_def *d)
 		cpu_list(given, sizeof(given), &o->cpus_allowed);
 		return cpus_error(d, "cpus_allowed", given);
 	}
-	if (o->ioengine != ENGINE_BLKRING || !o->sqthread_poll ||
+	if (o->ioengine != &engine_blkring || !o->sqthread_poll ||
 	    !opt_is_set(o, "sqthread_poll_cpu"))
 		return 0;
 	CPU_ZERO(&cpus);
@@ -352,7 +353,7 @@ static int bench_jobs(struct bench_run *br)
 	br->jobs = calloc(n, sizeof(*br->jobs));
 	br->stats = calloc(n, sizeof(*br->stats));
 	if (!br->jobs || !br->stats)
-		return blkring__error(-ENOMEM, "out of memory for %u jobs", n);
+		return tool_error(-ENOMEM, "out of memory for %u jobs", n);
 	for (unsigned i = 0; i < br->cfg.nr_defs; i++) {
 		const struct job_def *d = &br->cfg.defs[i];
 
@@ -365,7 +366,7 @@ static int bench_jobs(struct bench_run *br)
 			j->def = d;
 			j->o = &d->o;
 			j->number = ++br->nr_jobs;
-			j->engine = d->o.ioengine == ENGINE_SYNC ? &engine_sync : &engine_blkring;
+			j->engine = d->o.ioengine;
 			j->stop = &br->stop;
 			j->st = &br->stats[j->number - 1];
 			job_stats_init(j->st);
@@ -383,7 +384,7 @@ static void note_ring_options(const struct job_opts *o)
 	static const char *const ring_opts[] = {"sqthread_poll", "sqthread_poll_cpu", "tw_prio",
 	                                        "tw_issue",      "taskrun",           "fixedbufs"};
 
-	for (unsigned i = 0; i < sizeof(ring_opts) / sizeof(ring_opts[0]); i++)
+	for (unsigned i = 0; i < ARRAY_SIZE(ring_opts); i++)
 		if (opt_is_set(o, ring_opts[i]))
 			fprintf(stderr,
 			        "blkring: note: job '%s': %s sets up a ring; ioengine=sync has "
@@ -405,17 +406,17 @@ static void bench_notes(const struct bench_cfg *cfg)
 			thread_note = true;
 		}
 		if (opt_is_set(o, "sqthread_poll_cpu") && !o->sqthread_poll &&
-		    o->ioengine != ENGINE_SYNC)
+		    o->ioengine != &engine_sync)
 			fprintf(stderr,
 			        "blkring: note: job '%s': sqthread_poll_cpu=%u has no effect "
 			        "without sqthread_poll=1\n",
 			        o->name, o->sqthread_poll_cpu);
-		if (o->ioengine == ENGINE_SYNC && o->iodepth > 1)
+		if (o->ioengine == &engine_sync && o->iodepth > 1)
 			fprintf(stderr,
 			        "blkring: note: job '%s': ioengine=sync does one I/O at a time; "
 			        "iodepth=%u has no effect\n",
 			        o->name, o->iodepth);
-		if (o->ioengine == ENGINE_SYNC)
+		if (o->ioengine == &engine_sync)
 			note_ring_options(o);
 	}
 }
@@ -442,7 +443,7 @@ static int bench_signals(struct bench_run *br, const sigset_t *set)
 	br->sig_fd = signalfd(-1, set, SFD_CLOEXEC);
 	br->done_fd = eventfd(0, EFD_CLOEXEC);
 	if (br->sig_fd < 0 || br->done_fd < 0)
-		return blkring__error(-errno, "signalfd/eventfd: %s", strerror(errno));
+		return tool_error(-errno, "signalfd/eventfd: %s", strerror(errno));
 	return 0;
 }
 
@@ -602,7 +603,7 @@ static int bench_check_output(const struct bench_run *br)
 	if (!path[0] || !access(path, W_OK))
 		return 0;
 	if (errno != ENOENT)
-		return blkring__error(-errno, "output=%s: %s", path, strerror(errno));
+		return tool_error(-errno, "output=%s: %s", path, strerror(errno));
 	dir = strdup(path);
 	if (!dir)
 		return -ENOMEM;
@@ -610,7 +611,7 @@ static int bench_check_output(const struct bench_run *br)
 	if (slash)
 		slash[slash == dir ? 1 : 0] = '\0';
 	if (access(slash ? dir : ".", W_OK | X_OK))
-		ret = blkring__error(-errno, "output=%s: %s", path, strerror(errno));
+		ret = tool_error(-errno, "output=%s: %s", path, strerror(errno));
 	free(dir);
 	return ret;
 }
@@ -622,7 +623,7 @@ static int bench_open_output(struct bench_run *br)
 		return 0;
 	br->out = fopen(br->cfg.run.output, "w");
 	if (!br->out)
-		return blkring__error(-errno, "output=%s: %s", br->cfg.run.output, strerror(errno));
+		return tool_error(-errno, "output=%s: %s", br->cfg.run.output, strerror(errno));
 	return 0;
 }
 
@@ -681,7 +682,7 @@ int cmd_bench(int argc, char **argv)
 			status = EXIT_IO_ERROR;
 	}
 	if (ret) {
-		fprintf(stderr, "blkring: %s\n", blkring_last_error());
+		fprintf(stderr, "blkring: %s\n", tool_last_error());
 		status = EXIT_USAGE;
 	}
 	bench_cleanup(&br);

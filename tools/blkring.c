@@ -5,6 +5,7 @@
 
 #include "bench.h"
 #include "blkring.h"
+#include "compiler.h"
 
 static const struct {
 	const char *name;
@@ -19,7 +20,7 @@ static const struct {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: blkring COMMAND [ARGS]\n\nCommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n  --help     this text\n  --version  the version\n");
 }
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
 		printf("blkring-%s\n", BLKRING_VERSION_STRING);
 		return EXIT_CLEAN;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 2, argv + 2);
 	fprintf(stderr, "blkring: unknown command '%s'\n\n", argv[1]);

@@ -20,7 +20,7 @@
 #define BENCH_HAVE_TSC 0
 #endif
 
-#include "lib/compiler.h"
+#include "compiler.h"
 
 enum { CLOCK_SRC_CPU, CLOCK_SRC_GETTIME };
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "engine.h"
 #include "job.h"
-#include "lib/compiler.h"
 
 struct ring_engine {
 	struct blkring ring;

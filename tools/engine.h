@@ -32,6 +32,11 @@ struct bench_engine {
 	int (*reap)(struct job *j, unsigned min, unsigned max);
 };
 
+/* Every engine, NULL-terminated, in the order messages list them. */
+extern const struct bench_engine *const bench_engines[];
+/* The engine with that name, or NULL. */
+const struct bench_engine *engine_find(const char *name);
+
 extern const struct bench_engine engine_blkring;
 /* The ring setup a blkring job asks for: flags from its hipri,
  * sqthread_poll, tw_* and taskrun options. */

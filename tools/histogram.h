@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "lib/compiler.h"
+#include "compiler.h"
 
 #define HIST_BITS 6
 #define HIST_VAL (1U << HIST_BITS)

@@ -10,6 +10,7 @@
 
 #include "bench.h"
 #include "blkring.h"
+#include "compiler.h"
 #include "output.h"
 #include "table.h"
 
@@ -40,7 +41,7 @@ static void info_normal(const struct blkring_dev_info *in)
 	printf("  discard granularity:      %u\n", in->discard_granularity);
 	printf("  max write zeroes sectors: %u\n", in->max_write_zeroes_sectors);
 	printf("  features:                ");
-	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(features); i++)
 		if (in->features & features[i].bit)
 			printf(" %s", features[i].name);
 	printf("%s\n", in->features ? "" : " none");
@@ -86,7 +87,7 @@ static json_object *info_json_build(const struct blkring_dev_info *in)
 	                       json_object_new_int64(in->discard_granularity));
 	json_object_object_add(o, "max_write_zeroes_sectors",
 	                       json_object_new_int64(in->max_write_zeroes_sectors));
-	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(features); i++)
 		if (in->features & features[i].bit)
 			json_object_array_add(feat, json_object_new_string(features[i].name));
 	json_object_object_add(o, "features", feat);

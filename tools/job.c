@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "error.h"
 #include "job.h"
 #include "latlog.h"
 #include "verify.h"
@@ -507,7 +508,7 @@ static int job_setup(struct job *j)
 	if (o->write_lat_log[0]) {
 		ret = latlog_open(&j->log, o->write_lat_log, j->number, o->log_offset);
 		if (ret) {
-			job_fail(j, ret, blkring_last_error());
+			job_fail(j, ret, tool_last_error());
 			return ret;
 		}
 		/* Logged completions take the general accounting, which writes the log. */
@@ -549,7 +550,7 @@ static void job_teardown(struct job *j)
 		j->engine->exit(j);
 	ret = latlog_close(j->log);
 	if (ret)
-		job_fail(j, ret, blkring_last_error());
+		job_fail(j, ret, tool_last_error());
 	j->log = NULL;
 	if (j->verify)
 		verify_teardown(j);

@@ -5,10 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "jobfile.h"
-#include "blkring.h"
-#include "lib/error.h"
-#include "lib/text.h"
+#include "text.h"
 
 static char *trim(char *s)
 {
@@ -47,30 +46,29 @@ static int parse_line(char *line, const char *where, char *section, size_t secti
 		char *name;
 
 		if (!close || close[1])
-			return blkring__error(-EINVAL, "%s: expected a section header like [name]",
-			                      where);
+			return tool_error(-EINVAL, "%s: expected a section header like [name]",
+			                  where);
 		*close = '\0';
 		name = trim(line + 1);
 		if (!*name)
-			return blkring__error(-EINVAL, "%s: the section has no name", where);
+			return tool_error(-EINVAL, "%s: the section has no name", where);
 		if (strlen(name) >= section_len)
-			return blkring__error(-EINVAL,
-			                      "%s: section name longer than %zu characters", where,
-			                      section_len - 1);
+			return tool_error(-EINVAL, "%s: section name longer than %zu characters",
+			                  where, section_len - 1);
 		strcpy(section, name);
 		return fn(ctx, section, NULL, NULL, where);
 	}
 	if (!*section)
-		return blkring__error(-EINVAL,
-		                      "%s: '%s' comes before any section: start with [global] or "
-		                      "[jobname]",
-		                      where, line);
+		return tool_error(-EINVAL,
+		                  "%s: '%s' comes before any section: start with [global] or "
+		                  "[jobname]",
+		                  where, line);
 	eq = strchr(line, '=');
 	if (eq)
 		*eq = '\0';
 	key = trim(line);
 	if (!*key)
-		return blkring__error(-EINVAL, "%s: expected key=value, found no key", where);
+		return tool_error(-EINVAL, "%s: expected key=value, found no key", where);
 	return fn(ctx, section, key, eq ? trim(eq + 1) : NULL, where);
 }
 
@@ -102,11 +100,10 @@ int jobfile_parse_text(const char *name, char *text, jobfile_fn fn, void *ctx)
 
 static int check_no_nul(const char *path, const char *text, size_t len)
 {
-	unsigned line = blkring__nul_line(text, len);
+	unsigned line = tool_nul_line(text, len);
 
 	if (line)
-		return blkring__error(-EINVAL, "%s:%u: a NUL byte (a job file is text)", path,
-		                      line);
+		return tool_error(-EINVAL, "%s:%u: a NUL byte (a job file is text)", path, line);
 	return 0;
 }
 
@@ -118,16 +115,15 @@ int jobfile_parse(const char *path, jobfile_fn fn, void *ctx)
 	int ret;
 
 	if (!f)
-		return blkring__error(-errno, "%s: cannot open the job file: %s", path,
-		                      strerror(errno));
-	ret = blkring__read_text(f, JOBFILE_MAX_BYTES, &text, &len);
+		return tool_error(-errno, "%s: cannot open the job file: %s", path,
+		                  strerror(errno));
+	ret = tool_read_text(f, JOBFILE_MAX_BYTES, &text, &len);
 	fclose(f);
 	if (ret == -EFBIG)
-		return blkring__error(ret, "%s: larger than %u bytes: not a job file", path,
-		                      JOBFILE_MAX_BYTES);
+		return tool_error(ret, "%s: larger than %u bytes: not a job file", path,
+		                  JOBFILE_MAX_BYTES);
 	if (ret)
-		return blkring__error(ret, "%s: cannot read the job file: %s", path,
-		                      strerror(-ret));
+		return tool_error(ret, "%s: cannot read the job file: %s", path, strerror(-ret));
 	ret = check_no_nul(path, text, len) ?: jobfile_parse_text(path, text, fn, ctx);
 	free(text);
 	return ret;

@@ -3,10 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blkring.h"
+#include "engine.h"
+#include "error.h"
 #include "jobfile.h"
 #include "jobs.h"
-#include "blkring.h"
-#include "lib/error.h"
 
 int kvlist_set(struct kvlist *l, const char *key, const char *val)
 {
@@ -149,8 +150,8 @@ static int on_jobfile(void *ctx, const char *section, const char *key, const cha
 		ps->cur->o = ps->file_global;
 		snprintf(ps->cur->where, sizeof(ps->cur->where), "%s", where);
 		if (strlen(section) >= sizeof(ps->cur->o.name))
-			return blkring__error(-EINVAL, "%s: job name longer than %zu characters",
-			                      where, sizeof(ps->cur->o.name) - 1);
+			return tool_error(-EINVAL, "%s: job name longer than %zu characters", where,
+			                  sizeof(ps->cur->o.name) - 1);
 		strcpy(ps->cur->o.name, section);
 		return 0;
 	}
@@ -184,15 +185,14 @@ static int split_arg(const char *arg, struct arg_opt *a)
 		size_t len = (size_t)(eq - (arg + 2));
 
 		if (len >= sizeof(a->buf))
-			return blkring__error(-EINVAL, "command line: option name too long: %s",
-			                      arg);
+			return tool_error(-EINVAL, "command line: option name too long: %s", arg);
 		memcpy(a->buf, arg + 2, len);
 		a->buf[len] = '\0';
 		a->name = a->buf;
 		a->val = eq + 1;
 	}
 	if (!*a->name)
-		return blkring__error(-EINVAL, "command line: '%s' has no option name", arg);
+		return tool_error(-EINVAL, "command line: '%s' has no option name", arg);
 	return 0;
 }
 
@@ -223,12 +223,12 @@ static int check_ring_depth(const struct job_def *d)
 {
 	const struct job_opts *o = &d->o;
 
-	if (o->ioengine != ENGINE_BLKRING || o->iodepth <= BLKRING_MAX_ENTRIES)
+	if (o->ioengine != &engine_blkring || o->iodepth <= BLKRING_MAX_ENTRIES)
 		return 0;
-	return blkring__error(-EINVAL,
-	                      "%s: job '%s': option 'iodepth': %u is out of range for "
-	                      "ioengine=blkring (1 to %u, the most entries a ring takes)",
-	                      d->where, o->name, o->iodepth, BLKRING_MAX_ENTRIES);
+	return tool_error(-EINVAL,
+	                  "%s: job '%s': option 'iodepth': %u is out of range for "
+	                  "ioengine=blkring (1 to %u, the most entries a ring takes)",
+	                  d->where, o->name, o->iodepth, BLKRING_MAX_ENTRIES);
 }
 
 static int check_def(const struct job_def *d)
@@ -236,32 +236,32 @@ static int check_def(const struct job_def *d)
 	const struct job_opts *o = &d->o;
 
 	if (!o->filename[0])
-		return blkring__error(-EINVAL,
-		                      "%s: job '%s' has no filename (a device spec, e.g. "
-		                      "--filename=null:irqmode=none)",
-		                      d->where, o->name);
-	if (o->hipri && o->ioengine == ENGINE_SYNC)
-		return blkring__error(-EINVAL,
-		                      "%s: job '%s': hipri=1 needs ioengine=blkring (polling is a "
-		                      "ring's)",
-		                      d->where, o->name);
+		return tool_error(-EINVAL,
+		                  "%s: job '%s' has no filename (a device spec, e.g. "
+		                  "--filename=null:irqmode=none)",
+		                  d->where, o->name);
+	if (o->hipri && o->ioengine == &engine_sync)
+		return tool_error(-EINVAL,
+		                  "%s: job '%s': hipri=1 needs ioengine=blkring (polling is a "
+		                  "ring's)",
+		                  d->where, o->name);
 	/* Linux refuses the pair (a deferring ring runs its work in its owner's
 	 * waits, and an SQ thread never waits there): say so before running. */
 	if (o->sqthread_poll && opt_is_set(o, "taskrun") && o->taskrun == TASKRUN_DEFER)
-		return blkring__error(-EINVAL,
-		                      "%s: job '%s': taskrun=defer cannot be combined with "
-		                      "sqthread_poll=1 (DEFER_TASKRUN needs the owner to wait)",
-		                      d->where, o->name);
+		return tool_error(-EINVAL,
+		                  "%s: job '%s': taskrun=defer cannot be combined with "
+		                  "sqthread_poll=1 (DEFER_TASKRUN needs the owner to wait)",
+		                  d->where, o->name);
 	if (o->time_based && !o->runtime_us)
-		return blkring__error(-EINVAL, "%s: job '%s': time_based needs a runtime", d->where,
-		                      o->name);
+		return tool_error(-EINVAL, "%s: job '%s': time_based needs a runtime", d->where,
+		                  o->name);
 	if (o->iodepth_batch_complete_max &&
 	    o->iodepth_batch_complete_min > o->iodepth_batch_complete_max)
-		return blkring__error(-EINVAL,
-		                      "%s: job '%s': iodepth_batch_complete_min (%u) is above "
-		                      "iodepth_batch_complete_max (%u)",
-		                      d->where, o->name, o->iodepth_batch_complete_min,
-		                      o->iodepth_batch_complete_max);
+		return tool_error(-EINVAL,
+		                  "%s: job '%s': iodepth_batch_complete_min (%u) is above "
+		                  "iodepth_batch_complete_max (%u)",
+		                  d->where, o->name, o->iodepth_batch_complete_min,
+		                  o->iodepth_batch_complete_max);
 	return check_ring_depth(d);
 }
 
@@ -307,7 +307,7 @@ static int scan_args(struct bench_cfg *cfg, int argc, char **argv, struct cl_arg
 				return ret;
 			ca->nr++;
 		} else if (arg[0] == '-' && arg[1]) {
-			return blkring__error(
+			return tool_error(
 			    -EINVAL, "command line: unknown flag '%s' (options are --name=value)",
 			    arg);
 		} else {
@@ -399,8 +399,8 @@ static int parse_all(struct bench_cfg *cfg, int argc, char **argv, struct cl_arg
 	if (ret)
 		return ret;
 	if (!cfg->nr_defs)
-		return blkring__error(-EINVAL,
-		                      "no jobs: give --name=NAME and its options, or a job file");
+		return tool_error(-EINVAL,
+		                  "no jobs: give --name=NAME and its options, or a job file");
 	for (unsigned i = 0; i < cfg->nr_defs; i++) {
 		ret = check_def(&cfg->defs[i]);
 		if (ret)

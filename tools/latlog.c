@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "compiler.h"
+#include "error.h"
 #include "latlog.h"
-#include "lib/compiler.h"
-#include "lib/error.h"
 
 #define LATLOG_BUF (256U << 10)
 #define LATLOG_LINE_MAX 128 /* five or six u64 numbers and their separators */
@@ -117,7 +117,7 @@ int latlog_close(struct lat_log *l)
 			lat_file_flush(l, k);
 	err = l->err;
 	if (err)
-		blkring__error(err, "writing the latency log %s", l->f[l->bad].path);
+		tool_error(err, "writing the latency log %s", l->f[l->bad].path);
 	for (unsigned k = 0; k < LATLOG_NR; k++)
 		lat_file_close(&l->f[k]);
 	free(l);
@@ -129,14 +129,14 @@ static int lat_file_open(struct lat_file *f, const char *name, const char *kind,
 	int len = snprintf(f->path, sizeof(f->path), "%s_%s.%u.log", name, kind, number);
 
 	if (len < 0 || (size_t)len >= sizeof(f->path))
-		return blkring__error(-ENAMETOOLONG, "write_lat_log=%s: the file name is too long",
-		                      name);
+		return tool_error(-ENAMETOOLONG, "write_lat_log=%s: the file name is too long",
+		                  name);
 	f->buf = malloc(LATLOG_BUF);
 	if (!f->buf)
-		return blkring__error(-ENOMEM, "allocating the latency log buffers");
+		return tool_error(-ENOMEM, "allocating the latency log buffers");
 	f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (f->fd < 0)
-		return blkring__error(-errno, "creating the latency log %s", f->path);
+		return tool_error(-errno, "creating the latency log %s", f->path);
 	return 0;
 }
 

@@ -22,7 +22,7 @@ enum { LATLOG_SLAT, LATLOG_CLAT, LATLOG_LAT, LATLOG_NR };
 
 struct lat_log;
 
-/* 0, or a negative errno with the failing file named in blkring_last_error(). */
+/* 0, or a negative errno with the failing file named in tool_last_error(). */
 int latlog_open(struct lat_log **out, const char *name, unsigned number, bool offsets);
 /* One line in one of the three logs; elapsed_ns is since measuring began. */
 void latlog_add(struct lat_log *l, unsigned kind, uint64_t elapsed_ns, uint64_t value,

@@ -8,9 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "blkring.h"
-#include "lib/error.h"
+#include "clock.h"
+#include "compiler.h"
+#include "engine.h"
+#include "error.h"
 #include "options.h"
 
 const char *const ddir_names[BENCH_DDIR_NR] = {"read", "write", "trim", "zero"};
@@ -30,7 +32,6 @@ const struct rw_mode rw_modes[] = {
 #undef T
 #undef Z
 
-static const char *const engine_names[] = {"blkring", "sync", NULL};
 static const char *const format_names[] = {"normal", "json", "json+", NULL};
 static const char *const clock_names[] = {"cpu", "clock_gettime", NULL};
 static const char *const taskrun_names[] = {"normal", "defer", NULL};
@@ -81,35 +82,26 @@ static int parse_size(const char *s, uint64_t *out)
 
 static int check_range(const struct bench_opt *opt, const char *val, uint64_t v)
 {
-	if (v < opt->min || v > opt->max)
-		return blkring__error(-EINVAL, "'%s' is out of range (%" PRIu64 " to %" PRIu64 ")",
-		                      val, opt->min, opt->max);
+	if (v < opt->minval || v > opt->maxval)
+		return tool_error(-EINVAL, "'%s' is out of range (%" PRIu64 " to %" PRIu64 ")", val,
+		                  opt->minval, opt->maxval);
 	return 0;
 }
 
-static int opt_uint(const struct bench_opt *opt, const char *val, void *field)
+/* A whole number, stored at its field's width: unsigned or uint64_t. */
+static int opt_int(const struct bench_opt *opt, const char *val, void *field)
 {
 	uint64_t v;
 	char *end;
 
 	if (parse_u64(val, &v, &end) || *end)
-		return blkring__error(-EINVAL, "'%s' is not a whole number", val);
+		return tool_error(-EINVAL, "'%s' is not a whole number", val);
 	if (check_range(opt, val, v))
 		return -EINVAL;
-	*(unsigned *)field = (unsigned)v;
-	return 0;
-}
-
-static int opt_u64(const struct bench_opt *opt, const char *val, void *field)
-{
-	uint64_t v;
-	char *end;
-
-	if (parse_u64(val, &v, &end) || *end)
-		return blkring__error(-EINVAL, "'%s' is not a whole number", val);
-	if (check_range(opt, val, v))
-		return -EINVAL;
-	*(uint64_t *)field = v;
+	if (opt->size == sizeof(uint64_t))
+		*(uint64_t *)field = v;
+	else
+		*(unsigned *)field = (unsigned)v;
 	return 0;
 }
 
@@ -117,14 +109,14 @@ static int opt_bool(const struct bench_opt *opt, const char *val, void *field)
 {
 	(void)opt;
 	if (strcmp(val, "0") && strcmp(val, "1"))
-		return blkring__error(-EINVAL, "'%s' is not 0 or 1", val);
+		return tool_error(-EINVAL, "'%s' is not 0 or 1", val);
 	*(bool *)field = val[0] == '1';
 	return 0;
 }
 
 static int size_error(const char *val)
 {
-	return blkring__error(
+	return tool_error(
 	    -EINVAL, "'%s' is not a size (bytes, with an optional k, m, g, t or p suffix)", val);
 }
 
@@ -156,8 +148,8 @@ static int opt_size_pct(const struct bench_opt *opt, const char *val, void *fiel
 		memcpy(num, val, len - 1);
 		num[len - 1] = '\0';
 		if (parse_u64(num, &v, &end) || *end || v < 1 || v > 100)
-			return blkring__error(-EINVAL, "'%s' is not a percentage from 1%% to 100%%",
-			                      val);
+			return tool_error(-EINVAL, "'%s' is not a percentage from 1%% to 100%%",
+			                  val);
 		sp->pct = (unsigned)v;
 		sp->bytes = 0;
 		return 0;
@@ -193,8 +185,8 @@ static int opt_bs(const struct bench_opt *opt, const char *val, void *field)
 		bs[d] = v;
 	}
 	if (*p)
-		return blkring__error(-EINVAL, "'%s' has more than %u sizes (read,write,trim)", val,
-		                      FIO_DDIR_NR);
+		return tool_error(-EINVAL, "'%s' has more than %u sizes (read,write,trim)", val,
+		                  FIO_DDIR_NR);
 	bs[DDIR_ZERO] = bs[DDIR_TRIM];
 	return 0;
 }
@@ -213,7 +205,7 @@ static uint64_t time_unit_us(const char *suffix)
 	    {"min", 60000000ULL}, {"h", 3600000000ULL}, {"d", US_PER_DAY},
 	};
 
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
 		if (!strcasecmp(suffix, units[i].suffix))
 			return units[i].us;
 	return 0;
@@ -221,7 +213,7 @@ static uint64_t time_unit_us(const char *suffix)
 
 /*
  * fio's times.  The job counts them in nanoseconds from a clock reading,
- * so a longer one than opt->max would wrap and end the job at once.
+ * so a longer one than opt->maxval would wrap and end the job at once.
  */
 static int opt_time(const struct bench_opt *opt, const char *val, void *field)
 {
@@ -229,45 +221,55 @@ static int opt_time(const struct bench_opt *opt, const char *val, void *field)
 	char *end;
 
 	if (parse_u64(val, &v, &end) || !(unit = time_unit_us(end)))
-		return blkring__error(-EINVAL,
-		                      "'%s' is not a time (a whole number with us, ms, s, m, h or "
-		                      "d; seconds without)",
-		                      val);
-	if (mul_overflows(v, unit, &us) || us > opt->max)
-		return blkring__error(
+		return tool_error(-EINVAL,
+		                  "'%s' is not a time (a whole number with us, ms, s, m, h or "
+		                  "d; seconds without)",
+		                  val);
+	if (mul_overflows(v, unit, &us) || us > opt->maxval)
+		return tool_error(
 		    -EINVAL, "'%s' is too long (at most %" PRIu64 "d, about %" PRIu64 " years)",
-		    val, (uint64_t)(opt->max / US_PER_DAY),
-		    (uint64_t)(opt->max / US_PER_DAY / 365));
+		    val, (uint64_t)(opt->maxval / US_PER_DAY),
+		    (uint64_t)(opt->maxval / US_PER_DAY / 365));
 	*(uint64_t *)field = us;
 	return 0;
 }
 
-static int choice_error(const struct bench_opt *opt, const char *val)
-{
-	char list[256] = "";
-	size_t len = 0;
+/* The words a value may be, for "'x' is not one of a, b, c". */
+struct word_list {
+	char text[256];
+	size_t len;
+};
 
-	for (const char *const *c = opt->choices; *c && len < sizeof(list); c++)
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-		                        c == opt->choices ? "" : ", ", *c);
-	return blkring__error(-EINVAL, "'%s' is not one of %s", val, list);
+static void word_add(struct word_list *l, const char *word)
+{
+	if (l->len < sizeof(l->text))
+		l->len += (size_t)snprintf(l->text + l->len, sizeof(l->text) - l->len, "%s%s",
+		                           l->len ? ", " : "", word);
+}
+
+static int not_one_of(const char *val, const struct word_list *l)
+{
+	return tool_error(-EINVAL, "'%s' is not one of %s", val, l->text);
 }
 
 static int opt_choice(const struct bench_opt *opt, const char *val, void *field)
 {
+	struct word_list l = {.len = 0};
+
 	for (unsigned i = 0; opt->choices[i]; i++) {
 		if (!strcmp(val, opt->choices[i])) {
 			*(unsigned *)field = i;
 			return 0;
 		}
 	}
-	return choice_error(opt, val);
+	for (unsigned i = 0; opt->choices[i]; i++)
+		word_add(&l, opt->choices[i]);
+	return not_one_of(val, &l);
 }
 
 static int opt_rw(const struct bench_opt *opt, const char *val, void *field)
 {
-	char list[256] = "";
-	size_t len = 0;
+	struct word_list l = {.len = 0};
 
 	(void)opt;
 	for (unsigned i = 0; rw_modes[i].name; i++) {
@@ -275,10 +277,26 @@ static int opt_rw(const struct bench_opt *opt, const char *val, void *field)
 			*(unsigned *)field = i;
 			return 0;
 		}
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
-		                        rw_modes[i].name);
 	}
-	return blkring__error(-EINVAL, "'%s' is not one of %s", val, list);
+	for (unsigned i = 0; rw_modes[i].name; i++)
+		word_add(&l, rw_modes[i].name);
+	return not_one_of(val, &l);
+}
+
+/* ioengine=: an engine of the engine table, by its name. */
+static int opt_engine(const struct bench_opt *opt, const char *val, void *field)
+{
+	const struct bench_engine *e = engine_find(val);
+	struct word_list l = {.len = 0};
+
+	(void)opt;
+	if (e) {
+		*(const struct bench_engine **)field = e;
+		return 0;
+	}
+	for (const struct bench_engine *const *p = bench_engines; *p; p++)
+		word_add(&l, (*p)->name);
+	return not_one_of(val, &l);
 }
 
 static int opt_str(const struct bench_opt *opt, const char *val, void *field)
@@ -286,10 +304,10 @@ static int opt_str(const struct bench_opt *opt, const char *val, void *field)
 	size_t len = strlen(val);
 
 	if (!len)
-		return blkring__error(-EINVAL, "the value is empty");
-	if (len >= opt->max)
-		return blkring__error(-EINVAL, "the value is longer than %" PRIu64 " characters",
-		                      opt->max - 1);
+		return tool_error(-EINVAL, "the value is empty");
+	if (len > opt->maxval)
+		return tool_error(-EINVAL, "the value is longer than %" PRIu64 " characters",
+		                  opt->maxval);
 	memcpy(field, val, len + 1);
 	return 0;
 }
@@ -314,20 +332,20 @@ static int opt_percentiles(const struct bench_opt *opt, const char *val, void *f
 		double v;
 
 		if (tmp.nr == BENCH_MAX_PERCENTILES)
-			return blkring__error(-EINVAL, "'%s' has more than %u percentiles", val,
-			                      BENCH_MAX_PERCENTILES);
+			return tool_error(-EINVAL, "'%s' has more than %u percentiles", val,
+			                  BENCH_MAX_PERCENTILES);
 		errno = 0;
 		v = strtod(p, &end);
 		if (end == p || errno || (*end && *end != ':') || !(v > 0.0 && v <= 100.0))
-			return blkring__error(-EINVAL,
-			                      "'%s' is not a list of percentiles (numbers above 0 "
-			                      "and at most 100, separated by ':')",
-			                      val);
+			return tool_error(-EINVAL,
+			                  "'%s' is not a list of percentiles (numbers above 0 "
+			                  "and at most 100, separated by ':')",
+			                  val);
 		tmp.p[tmp.nr++] = v;
 		p = *end ? end + 1 : end;
 	}
 	if (!tmp.nr)
-		return blkring__error(-EINVAL, "the list is empty");
+		return tool_error(-EINVAL, "the list is empty");
 	qsort(tmp.p, tmp.nr, sizeof(tmp.p[0]), cmp_double);
 	*pl = tmp;
 	return 0;
@@ -354,9 +372,8 @@ static int opt_cpus(const struct bench_opt *opt, const char *val, void *field)
 		if ((*end && *end != ',') || hi < lo)
 			goto bad;
 		if (hi >= (uint64_t)nr_cpus || hi >= CPU_SETSIZE)
-			return blkring__error(-EINVAL,
-			                      "CPU %" PRIu64 " does not exist (CPUs 0-%ld)", hi,
-			                      nr_cpus - 1);
+			return tool_error(-EINVAL, "CPU %" PRIu64 " does not exist (CPUs 0-%ld)",
+			                  hi, nr_cpus - 1);
 		for (uint64_t c = lo; c <= hi; c++)
 			CPU_SET(c, &set);
 		p = *end ? end + 1 : end;
@@ -366,7 +383,7 @@ static int opt_cpus(const struct bench_opt *opt, const char *val, void *field)
 	*(cpu_set_t *)field = set;
 	return 0;
 bad:
-	return blkring__error(-EINVAL, "'%s' is not a CPU list (e.g. 0-3,6)", val);
+	return tool_error(-EINVAL, "'%s' is not a CPU list (e.g. 0-3,6)", val);
 }
 
 static int opt_coe(const struct bench_opt *opt, const char *val, void *field)
@@ -386,14 +403,13 @@ static int opt_coe(const struct bench_opt *opt, const char *val, void *field)
 	};
 
 	(void)opt;
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
 		if (!strcmp(val, kinds[i].name)) {
 			*(unsigned *)field = kinds[i].mask;
 			return 0;
 		}
 	}
-	return blkring__error(-EINVAL, "'%s' is not one of none, read, write, io, verify, all",
-	                      val);
+	return tool_error(-EINVAL, "'%s' is not one of none, read, write, io, verify, all", val);
 }
 
 /* zero_flags=nounmap,nofallback: BLKRING_ZERO_* for write zeroes. */
@@ -414,14 +430,14 @@ static int opt_zero_flags(const struct bench_opt *opt, const char *val, void *fi
 		size_t len = strcspn(p, ",");
 		size_t i;
 
-		for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(flags); i++)
 			if (len == strlen(flags[i].name) && !strncmp(p, flags[i].name, len))
 				break;
-		if (i == sizeof(flags) / sizeof(flags[0]))
-			return blkring__error(-EINVAL,
-			                      "'%.*s' is not a write zeroes flag (expected "
-			                      "nounmap and/or nofallback, separated by ',')",
-			                      (int)len, p);
+		if (i == ARRAY_SIZE(flags))
+			return tool_error(-EINVAL,
+			                  "'%.*s' is not a write zeroes flag (expected "
+			                  "nounmap and/or nofallback, separated by ',')",
+			                  (int)len, p);
 		mask |= flags[i].flag;
 		p += len;
 	} while (*p++ == ',');
@@ -434,7 +450,7 @@ static int opt_rwmixwrite(const struct bench_opt *opt, const char *val, void *fi
 {
 	unsigned v;
 
-	if (opt_uint(opt, val, &v))
+	if (opt_int(opt, val, &v))
 		return -EINVAL;
 	*(unsigned *)field = 100 - v;
 	return 0;
@@ -442,117 +458,430 @@ static int opt_rwmixwrite(const struct bench_opt *opt, const char *val, void *fi
 
 /* ---- the table ---- */
 
-#define JOB(f) offsetof(struct job_opts, f)
-#define RUN(f) offsetof(struct run_opts, f)
+/* A row's field: where it is and how large (the integer parser stores by size). */
+#define JOB(f) .off = offsetof(struct job_opts, f), .size = sizeof(((struct job_opts *)0)->f)
+#define RUN(f) .off = offsetof(struct run_opts, f), .size = sizeof(((struct run_opts *)0)->f)
 #define DEFAULT_PERCENTILES "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"
 
 const struct bench_opt bench_opts[] = {
-    {"name", NULL, "NAME", "job name; on the command line it starts a new job", NULL, opt_str,
-     JOB(name), 0, 0, BENCH_NAME_MAX, NULL},
-    {"filename", NULL, "SPEC", "device spec, e.g. null:irqmode=none", NULL, opt_str, JOB(filename),
-     0, 0, BENCH_PATH_MAX, NULL},
-    {"ioengine", NULL, "ENGINE", "blkring (a ring per job) or sync (one blocking call at a time)",
-     "blkring", opt_choice, JOB(ioengine), 0, 0, 0, engine_names},
-    {"rw", "readwrite", "MODE",
-     "read, write, randread, randwrite, rw, randrw, trim, randtrim, zero, randzero", "read", opt_rw,
-     JOB(rw), 0, 0, 0, NULL},
-    {"zero_flags", NULL, "FLAG[,FLAG]",
-     "write zeroes flags: nounmap (keep the range allocated), nofallback (fail rather than "
-     "write zero pages)",
-     NULL, opt_zero_flags, JOB(zero_flags), 0, 0, 0, NULL},
-    {"bs", "blocksize", "SIZE[,SIZE[,SIZE]]", "block size (read,write,trim)", "4k", opt_bs, JOB(bs),
-     0, 1, 1ULL << 30, NULL},
-    {"iodepth", NULL, "N", "I/Os in flight per job", "1", opt_uint, JOB(iodepth), 0, 1, 65536,
-     NULL},
-    {"iodepth_batch_submit", "iodepth_batch", "N", "I/Os queued before a submit (0: iodepth)", "1",
-     opt_uint, JOB(iodepth_batch_submit), 0, 0, 65536, NULL},
-    {"iodepth_batch_complete_min", "iodepth_batch_complete", "N",
-     "completions to wait for when the queue is full", "1", opt_uint,
-     JOB(iodepth_batch_complete_min), 0, 0, 65536, NULL},
-    {"iodepth_batch_complete_max", NULL, "N", "completions reaped at once (0: iodepth)", "0",
-     opt_uint, JOB(iodepth_batch_complete_max), 0, 0, 65536, NULL},
-    {"numjobs", NULL, "N", "clones of this job", "1", opt_uint, JOB(numjobs), 0, 1, 4096, NULL},
-    {"thread", NULL, "BOOL", "jobs are threads (always; 0 is accepted with a note)", "1", opt_bool,
-     JOB(thread), OPT_BARE, 0, 0, NULL},
-    {"size", NULL, "SIZE|N%", "region of the device a job uses (default: from offset to the end)",
-     NULL, opt_size_pct, JOB(size), 0, 1, UINT64_MAX, NULL},
-    {"offset", NULL, "SIZE|N%", "start of the region", NULL, opt_size_pct, JOB(offset), 0, 0,
-     UINT64_MAX, NULL},
-    {"runtime", "timeout", "TIME", "stop after this long (seconds without a unit)", NULL, opt_time,
-     JOB(runtime_us), 0, 0, BENCH_TIME_MAX_US, NULL},
-    {"time_based", NULL, "BOOL", "run for runtime, going over the region again", "0", opt_bool,
-     JOB(time_based), OPT_BARE, 0, 0, NULL},
-    {"ramp_time", NULL, "TIME", "run this long before measuring", NULL, opt_time, JOB(ramp_time_us),
-     0, 0, BENCH_TIME_MAX_US, NULL},
-    {"randrepeat", NULL, "BOOL", "the same random offsets on every run", "1", opt_bool,
-     JOB(randrepeat), OPT_BARE, 0, 0, NULL},
-    {"randseed", NULL, "N", "seed of the random offsets", "0xb1899bed", opt_u64, JOB(randseed), 0,
-     0, UINT64_MAX, NULL},
-    {"norandommap", NULL, "BOOL", "random offsets may repeat before the region is covered", "0",
-     opt_bool, JOB(norandommap), OPT_BARE, 0, 0, NULL},
-    {"rwmixread", NULL, "PERCENT", "share of reads in rw and randrw", "50", opt_uint,
-     JOB(rwmixread), 0, 0, 100, NULL},
-    {"rwmixwrite", NULL, "PERCENT", "share of writes in rw and randrw", NULL, opt_rwmixwrite,
-     JOB(rwmixread), 0, 0, 100, NULL},
-    {"hipri", NULL, "BOOL", "polled I/O: a ring with BLKRING_SETUP_IOPOLL (blkring engine)", "0",
-     opt_bool, JOB(hipri), OPT_BARE, 0, 0, NULL},
-    {"poll_strategy", NULL, "all|cookie",
-     "how a table: volume polls, overriding its spec's poll= (default: the spec's)", "cookie",
-     opt_choice, JOB(poll_strategy), 0, 0, 0, poll_strategy_names},
-    {"direct", NULL, "BOOL",
-     "O_DIRECT on file devices (their spec defaults to 1); given, overrides the spec", "0",
-     opt_bool, JOB(direct), OPT_BARE, 0, 0, NULL},
-    {"fixedbufs", NULL, "BOOL",
-     "the job's buffers registered with its ring; reads and writes as READ_FIXED/WRITE_FIXED", "0",
-     opt_bool, JOB(fixedbufs), OPT_BARE, 0, 0, NULL},
-    {"fsync", NULL, "N", "flush the device after every N writes", "0", opt_uint, JOB(fsync), 0, 0,
-     UINT32_MAX, NULL},
-    {"end_fsync", NULL, "BOOL", "flush the device when the job's writes are done", "0", opt_bool,
-     JOB(end_fsync), OPT_BARE, 0, 0, NULL},
-    {"cpus_allowed", NULL, "CPULIST", "CPUs the job's thread may run on, e.g. 0-1,3", NULL,
-     opt_cpus, JOB(cpus_allowed), 0, 0, 0, NULL},
-    {"group_reporting", NULL, "BOOL", "report each group's jobs as one", "0", opt_bool,
-     JOB(group_reporting), OPT_BARE, 0, 0, NULL},
-    {"percentile_list", NULL, "P:P:...", "completion latency percentiles to report",
-     DEFAULT_PERCENTILES, opt_percentiles, JOB(percentile_list), 0, 0, 0, NULL},
-    {"lat_percentiles", NULL, "BOOL", "report total latency percentiles too", "0", opt_bool,
-     JOB(lat_percentiles), OPT_BARE, 0, 0, NULL},
-    {"write_lat_log", NULL, "NAME", "per-I/O latency logs NAME_{slat,clat,lat}.N.log", NULL,
-     opt_str, JOB(write_lat_log), 0, 0, BENCH_PATH_MAX - 32, NULL},
-    {"log_offset", NULL, "BOOL", "latency log lines carry the I/O's offset", "0", opt_bool,
-     JOB(log_offset), OPT_BARE, 0, 0, NULL},
-    {"continue_on_error", NULL, "KIND", "none, read, write, io, verify or all", "none", opt_coe,
-     JOB(continue_on_error), 0, 0, 0, NULL},
-    {"verify", NULL, "METHOD", "0 or crc32c: written blocks carry a checked header; reads check it",
-     "0", opt_choice, JOB(verify), 0, 0, 0, verify_names},
-    {"do_verify", NULL, "BOOL", "with verify, read a write job's blocks back when it is done", "1",
-     opt_bool, JOB(do_verify), OPT_BARE, 0, 0, NULL},
-    {"stonewall", "wait_for_previous", "BOOL", "wait for the jobs before; starts a new group", "0",
-     opt_bool, JOB(stonewall), OPT_BARE, 0, 0, NULL},
-    {"sqthread_poll", NULL, "BOOL", "a ring thread consumes SQEs and posts CQEs (SQPOLL)", "0",
-     opt_bool, JOB(sqthread_poll), OPT_BARE, 0, 0, NULL},
-    {"sqthread_poll_cpu", NULL, "CPU", "CPU of the SQPOLL thread", NULL, opt_uint,
-     JOB(sqthread_poll_cpu), 0, 0, CPU_SETSIZE - 1, NULL},
-    {"tw_prio", NULL, "BOOL", "completion task work runs before other task work (TW_PRIO)", "0",
-     opt_bool, JOB(tw_prio), OPT_BARE, 0, 0, NULL},
-    {"tw_issue", NULL, "BOOL", "every issue becomes task work (TW_ISSUE, a benchmark knob)", "0",
-     opt_bool, JOB(tw_issue), OPT_BARE, 0, 0, NULL},
-    {"taskrun", NULL, "MODE",
-     "normal, or defer: task work runs only in waits (DEFER_TASKRUN); default defer, normal "
-     "with sqthread_poll, as fio's io_uring engine asks",
-     NULL, opt_choice, JOB(taskrun), 0, 0, 0, taskrun_names},
-    {"clocksource", NULL, "SOURCE", "cpu (the TSC, where invariant) or clock_gettime", "cpu",
-     opt_choice, RUN(clocksource), OPT_RUN, 0, 0, clock_names},
-    {"output", NULL, "FILE", "write the results to FILE", NULL, opt_str, RUN(output),
-     OPT_RUN | OPT_CMDLINE, 0, BENCH_PATH_MAX, NULL},
-    {"output-format", NULL, "FORMAT", "normal, json, or json+ (json with histogram bins)", "normal",
-     opt_choice, RUN(output_format), OPT_RUN | OPT_CMDLINE, 0, 0, format_names},
+    {
+        .name = "name",
+        .arg = "NAME",
+        .help = "job name; on the command line it starts a new job",
+        .parse = opt_str,
+        JOB(name),
+        .maxval = BENCH_NAME_MAX - 1,
+    },
+    {
+        .name = "filename",
+        .arg = "SPEC",
+        .help = "device spec, e.g. null:irqmode=none",
+        .parse = opt_str,
+        JOB(filename),
+        .maxval = BENCH_PATH_MAX - 1,
+    },
+    {
+        .name = "ioengine",
+        .arg = "ENGINE",
+        .help = "blkring (a ring per job) or sync (one blocking call at a time)",
+        .def = "blkring",
+        .parse = opt_engine,
+        JOB(ioengine),
+    },
+    {
+        .name = "rw",
+        .alias = "readwrite",
+        .arg = "MODE",
+        .help = "read, write, randread, randwrite, rw, randrw, trim, randtrim, zero, randzero",
+        .def = "read",
+        .parse = opt_rw,
+        JOB(rw),
+    },
+    {
+        .name = "zero_flags",
+        .arg = "FLAG[,FLAG]",
+        .help =
+            "write zeroes flags: nounmap (keep the range allocated), nofallback (fail rather than "
+            "write zero pages)",
+        .parse = opt_zero_flags,
+        JOB(zero_flags),
+    },
+    {
+        .name = "bs",
+        .alias = "blocksize",
+        .arg = "SIZE[,SIZE[,SIZE]]",
+        .help = "block size (read,write,trim)",
+        .def = "4k",
+        .parse = opt_bs,
+        JOB(bs),
+        .minval = 1,
+        .maxval = 1ULL << 30,
+    },
+    {
+        .name = "iodepth",
+        .arg = "N",
+        .help = "I/Os in flight per job",
+        .def = "1",
+        .parse = opt_int,
+        JOB(iodepth),
+        .minval = 1,
+        .maxval = 65536,
+    },
+    {
+        .name = "iodepth_batch_submit",
+        .alias = "iodepth_batch",
+        .arg = "N",
+        .help = "I/Os queued before a submit (0: iodepth)",
+        .def = "1",
+        .parse = opt_int,
+        JOB(iodepth_batch_submit),
+        .maxval = 65536,
+    },
+    {
+        .name = "iodepth_batch_complete_min",
+        .alias = "iodepth_batch_complete",
+        .arg = "N",
+        .help = "completions to wait for when the queue is full",
+        .def = "1",
+        .parse = opt_int,
+        JOB(iodepth_batch_complete_min),
+        .maxval = 65536,
+    },
+    {
+        .name = "iodepth_batch_complete_max",
+        .arg = "N",
+        .help = "completions reaped at once (0: iodepth)",
+        .def = "0",
+        .parse = opt_int,
+        JOB(iodepth_batch_complete_max),
+        .maxval = 65536,
+    },
+    {
+        .name = "numjobs",
+        .arg = "N",
+        .help = "clones of this job",
+        .def = "1",
+        .parse = opt_int,
+        JOB(numjobs),
+        .minval = 1,
+        .maxval = 4096,
+    },
+    {
+        .name = "thread",
+        .arg = "BOOL",
+        .help = "jobs are threads (always; 0 is accepted with a note)",
+        .def = "1",
+        .parse = opt_bool,
+        JOB(thread),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "size",
+        .arg = "SIZE|N%",
+        .help = "region of the device a job uses (default: from offset to the end)",
+        .parse = opt_size_pct,
+        JOB(size),
+        .minval = 1,
+        .maxval = UINT64_MAX,
+    },
+    {
+        .name = "offset",
+        .arg = "SIZE|N%",
+        .help = "start of the region",
+        .parse = opt_size_pct,
+        JOB(offset),
+        .maxval = UINT64_MAX,
+    },
+    {
+        .name = "runtime",
+        .alias = "timeout",
+        .arg = "TIME",
+        .help = "stop after this long (seconds without a unit)",
+        .parse = opt_time,
+        JOB(runtime_us),
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "time_based",
+        .arg = "BOOL",
+        .help = "run for runtime, going over the region again",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(time_based),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "ramp_time",
+        .arg = "TIME",
+        .help = "run this long before measuring",
+        .parse = opt_time,
+        JOB(ramp_time_us),
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "randrepeat",
+        .arg = "BOOL",
+        .help = "the same random offsets on every run",
+        .def = "1",
+        .parse = opt_bool,
+        JOB(randrepeat),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "randseed",
+        .arg = "N",
+        .help = "seed of the random offsets",
+        .def = "0xb1899bed",
+        .parse = opt_int,
+        JOB(randseed),
+        .maxval = UINT64_MAX,
+    },
+    {
+        .name = "norandommap",
+        .arg = "BOOL",
+        .help = "random offsets may repeat before the region is covered",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(norandommap),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "rwmixread",
+        .arg = "PERCENT",
+        .help = "share of reads in rw and randrw",
+        .def = "50",
+        .parse = opt_int,
+        JOB(rwmixread),
+        .maxval = 100,
+    },
+    {
+        .name = "rwmixwrite",
+        .arg = "PERCENT",
+        .help = "share of writes in rw and randrw",
+        .parse = opt_rwmixwrite,
+        JOB(rwmixread),
+        .maxval = 100,
+    },
+    {
+        .name = "hipri",
+        .arg = "BOOL",
+        .help = "polled I/O: a ring with BLKRING_SETUP_IOPOLL (blkring engine)",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(hipri),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "poll_strategy",
+        .arg = "all|cookie",
+        .help = "how a table: volume polls, overriding its spec's poll= (default: the spec's)",
+        .def = "cookie",
+        .parse = opt_choice,
+        JOB(poll_strategy),
+        .choices = poll_strategy_names,
+    },
+    {
+        .name = "direct",
+        .arg = "BOOL",
+        .help = "O_DIRECT on file devices (their spec defaults to 1); given, overrides the spec",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(direct),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "fixedbufs",
+        .arg = "BOOL",
+        .help = "the job's buffers registered with its ring; reads and writes as "
+                "READ_FIXED/WRITE_FIXED",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(fixedbufs),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "fsync",
+        .arg = "N",
+        .help = "flush the device after every N writes",
+        .def = "0",
+        .parse = opt_int,
+        JOB(fsync),
+        .maxval = UINT32_MAX,
+    },
+    {
+        .name = "end_fsync",
+        .arg = "BOOL",
+        .help = "flush the device when the job's writes are done",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(end_fsync),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "cpus_allowed",
+        .arg = "CPULIST",
+        .help = "CPUs the job's thread may run on, e.g. 0-1,3",
+        .parse = opt_cpus,
+        JOB(cpus_allowed),
+    },
+    {
+        .name = "group_reporting",
+        .arg = "BOOL",
+        .help = "report each group's jobs as one",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(group_reporting),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "percentile_list",
+        .arg = "P:P:...",
+        .help = "completion latency percentiles to report",
+        .def = DEFAULT_PERCENTILES,
+        .parse = opt_percentiles,
+        JOB(percentile_list),
+    },
+    {
+        .name = "lat_percentiles",
+        .arg = "BOOL",
+        .help = "report total latency percentiles too",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(lat_percentiles),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "write_lat_log",
+        .arg = "NAME",
+        .help = "per-I/O latency logs NAME_{slat,clat,lat}.N.log",
+        .parse = opt_str,
+        JOB(write_lat_log),
+        .maxval = BENCH_PATH_MAX - 1 - 32, /* a path, less the logs' suffixes */
+    },
+    {
+        .name = "log_offset",
+        .arg = "BOOL",
+        .help = "latency log lines carry the I/O's offset",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(log_offset),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "continue_on_error",
+        .arg = "KIND",
+        .help = "none, read, write, io, verify or all",
+        .def = "none",
+        .parse = opt_coe,
+        JOB(continue_on_error),
+    },
+    {
+        .name = "verify",
+        .arg = "METHOD",
+        .help = "0 or crc32c: written blocks carry a checked header; reads check it",
+        .def = "0",
+        .parse = opt_choice,
+        JOB(verify),
+        .choices = verify_names,
+    },
+    {
+        .name = "do_verify",
+        .arg = "BOOL",
+        .help = "with verify, read a write job's blocks back when it is done",
+        .def = "1",
+        .parse = opt_bool,
+        JOB(do_verify),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "stonewall",
+        .alias = "wait_for_previous",
+        .arg = "BOOL",
+        .help = "wait for the jobs before; starts a new group",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(stonewall),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "sqthread_poll",
+        .arg = "BOOL",
+        .help = "a ring thread consumes SQEs and posts CQEs (SQPOLL)",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(sqthread_poll),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "sqthread_poll_cpu",
+        .arg = "CPU",
+        .help = "CPU of the SQPOLL thread",
+        .parse = opt_int,
+        JOB(sqthread_poll_cpu),
+        .maxval = CPU_SETSIZE - 1,
+    },
+    {
+        .name = "tw_prio",
+        .arg = "BOOL",
+        .help = "completion task work runs before other task work (TW_PRIO)",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(tw_prio),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "tw_issue",
+        .arg = "BOOL",
+        .help = "every issue becomes task work (TW_ISSUE, a benchmark knob)",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(tw_issue),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "taskrun",
+        .arg = "MODE",
+        .help =
+            "normal, or defer: task work runs only in waits (DEFER_TASKRUN); default defer, normal "
+            "with sqthread_poll, as fio's io_uring engine asks",
+        .parse = opt_choice,
+        JOB(taskrun),
+        .choices = taskrun_names,
+    },
+    {
+        .name = "clocksource",
+        .arg = "SOURCE",
+        .help = "cpu (the TSC, where invariant) or clock_gettime",
+        .def = "cpu",
+        .parse = opt_choice,
+        RUN(clocksource),
+        .flags = OPT_RUN,
+        .choices = clock_names,
+    },
+    {
+        .name = "output",
+        .arg = "FILE",
+        .help = "write the results to FILE",
+        .parse = opt_str,
+        RUN(output),
+        .flags = OPT_RUN | OPT_CMDLINE,
+        .maxval = BENCH_PATH_MAX - 1,
+    },
+    {
+        .name = "output-format",
+        .arg = "FORMAT",
+        .help = "normal, json, or json+ (json with histogram bins)",
+        .def = "normal",
+        .parse = opt_choice,
+        RUN(output_format),
+        .flags = OPT_RUN | OPT_CMDLINE,
+        .choices = format_names,
+    },
 };
 
-const unsigned bench_nr_opts = sizeof(bench_opts) / sizeof(bench_opts[0]);
+const unsigned bench_nr_opts = ARRAY_SIZE(bench_opts);
 
-_Static_assert(sizeof(bench_opts) / sizeof(bench_opts[0]) <= BENCH_MAX_OPTS,
-               "BENCH_MAX_OPTS too small");
+_Static_assert(ARRAY_SIZE(bench_opts) <= BENCH_MAX_OPTS, "BENCH_MAX_OPTS too small");
 
 /* fio options blkring does not have: named as such rather than "unknown". */
 static const char *const fio_only[] = {
@@ -749,31 +1078,30 @@ int opt_set(struct job_opts *o, struct run_opts *r, const char *name, const char
 
 	if (!opt) {
 		if (opt_is_fio_only(name))
-			return blkring__error(
+			return tool_error(
 			    -EINVAL, "%s: option '%s' is a fio option blkring does not support",
 			    where, name);
-		return blkring__error(-EINVAL,
-		                      "%s: unknown option '%s' ('blkring bench --help' lists them)",
-		                      where, name);
+		return tool_error(-EINVAL,
+		                  "%s: unknown option '%s' ('blkring bench --help' lists them)",
+		                  where, name);
 	}
 	if ((opt->flags & OPT_CMDLINE) && !cmdline)
-		return blkring__error(-EINVAL, "%s: option '%s' is taken on the command line only",
-		                      where, name);
+		return tool_error(-EINVAL, "%s: option '%s' is taken on the command line only",
+		                  where, name);
 	if ((opt->flags & OPT_RUN) && in_job)
-		return blkring__error(
-		    -EINVAL,
-		    "%s: option '%s' applies to the whole run: give it in [global] "
-		    "or on the command line",
-		    where, name);
+		return tool_error(-EINVAL,
+		                  "%s: option '%s' applies to the whole run: give it in [global] "
+		                  "or on the command line",
+		                  where, name);
 	if (!val) {
 		if (!(opt->flags & OPT_BARE))
-			return blkring__error(-EINVAL, "%s: option '%s' needs a value (%s=%s)",
-			                      where, name, name, opt->arg);
+			return tool_error(-EINVAL, "%s: option '%s' needs a value (%s=%s)", where,
+			                  name, name, opt->arg);
 		val = "1";
 	}
 	if (opt->parse(opt, val, opt_field(opt, o, r))) {
-		snprintf(why, sizeof(why), "%s", blkring_last_error());
-		return blkring__error(-EINVAL, "%s: option '%s': %s", where, name, why);
+		snprintf(why, sizeof(why), "%s", tool_last_error());
+		return tool_error(-EINVAL, "%s: option '%s': %s", where, name, why);
 	}
 	if (!(opt->flags & OPT_RUN))
 		o->set[opt_index(opt)] = 1;

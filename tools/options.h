@@ -42,7 +42,6 @@ struct rw_mode {
 };
 extern const struct rw_mode rw_modes[];
 
-enum { ENGINE_BLKRING, ENGINE_SYNC };
 enum { TASKRUN_NORMAL, TASKRUN_DEFER }; /* taskrun=: when task work runs */
 enum { VERIFY_NONE, VERIFY_CRC32C };
 enum { FORMAT_NORMAL, FORMAT_JSON, FORMAT_JSON_PLUS };
@@ -65,11 +64,13 @@ struct percentiles {
 	unsigned nr;
 };
 
+struct bench_engine;
+
 /* Everything one job is told. */
 struct job_opts {
 	char name[BENCH_NAME_MAX];
 	char filename[BENCH_PATH_MAX];
-	unsigned ioengine;
+	const struct bench_engine *ioengine;
 	unsigned rw; /* index in rw_modes */
 	uint64_t bs[BENCH_DDIR_NR];
 	unsigned iodepth;
@@ -125,6 +126,7 @@ typedef int (*opt_parse_fn)(const struct bench_opt *opt, const char *val, void *
 #define OPT_CMDLINE (1U << 1) /* command line only */
 #define OPT_BARE (1U << 2)    /* a bare key means 1 */
 
+/* A row of the table, written with designated initialisers as fio's are. */
 struct bench_opt {
 	const char *name;
 	const char *alias;
@@ -132,9 +134,11 @@ struct bench_opt {
 	const char *help;
 	const char *def; /* default, as option text; NULL: zero */
 	opt_parse_fn parse;
-	size_t off; /* in struct job_opts, or struct run_opts with OPT_RUN */
+	size_t off, size; /* the field, in struct job_opts (struct run_opts with OPT_RUN) */
 	unsigned flags;
-	uint64_t min, max;          /* numbers: accepted range */
+	/* Accepted range, both ends included: of a number, or of each size
+	 * in a list (bs=); a string's most characters in maxval. */
+	uint64_t minval, maxval;
 	const char *const *choices; /* choices: accepted words, in field order */
 };
 
@@ -153,7 +157,7 @@ void opts_defaults(struct job_opts *o, struct run_opts *r);
 /*
  * Sets one option from its text (val NULL for a bare key).  `where` names
  * the place ("job.fio:12", "command line") in the message that
- * blkring_last_error() returns on failure.  In a job section (in_job),
+ * tool_last_error() returns on failure.  In a job section (in_job),
  * whole-run options are refused.
  */
 int opt_set(struct job_opts *o, struct run_opts *r, const char *name, const char *val,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blkring.h"
+#include "engine.h"
 #include "output.h"
 
 void fmt_num(char *buf, size_t len, double v, bool pow2)
@@ -38,8 +39,7 @@ void output_header(FILE *f, const struct bench_cfg *cfg, unsigned nr_jobs)
 		        "%s: (g=%u): rw=%s, bs=(R) %" PRIu64 "B-%" PRIu64 "B, (W) %" PRIu64
 		        "B-%" PRIu64 "B, (T) %" PRIu64 "B-%" PRIu64 "B, ioengine=%s, iodepth=%u\n",
 		        o->name, cfg->defs[i].groupid, rw_modes[o->rw].name, o->bs[0], o->bs[0],
-		        o->bs[1], o->bs[1], o->bs[2], o->bs[2],
-		        o->ioengine == ENGINE_SYNC ? "sync" : "blkring", o->iodepth);
+		        o->bs[1], o->bs[1], o->bs[2], o->bs[2], o->ioengine->name, o->iodepth);
 		if (o->numjobs > 1)
 			fprintf(f, "...\n");
 	}

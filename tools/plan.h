@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "lib/compiler.h"
+#include "compiler.h"
 
 enum { GEN_SEQ, GEN_PERM, GEN_RANDOM };
 
