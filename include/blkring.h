@@ -266,6 +266,8 @@ BLKRING_API const char *blkring_spec_type(const struct blkring_spec *spec);
 BLKRING_API const char *blkring_spec_arg(const struct blkring_spec *spec);
 /* The value of KEY, or NULL. */
 BLKRING_API const char *blkring_spec_get(const struct blkring_spec *spec, const char *key);
+/* Sets the first item (a path or a URI; -EINVAL for a type without one). */
+BLKRING_API int blkring_spec_set_arg(struct blkring_spec *spec, const char *arg);
 /* Sets KEY to value (replacing it where given), or removes it (NULL). */
 BLKRING_API int blkring_spec_set(struct blkring_spec *spec, const char *key, const char *value);
 /* As snprintf: the length of the whole text, escapes included. */

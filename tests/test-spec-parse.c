@@ -364,6 +364,21 @@ static void test_public_calls(void)
 	CHECK(strstr(blkring_last_error(), "more than 32 keys"));
 	blkring_spec_free(spec);
 	blkring_spec_free(NULL);
+
+	/* A first item set whole: a relative path with '=' stays a path. */
+	CHECK_EQ(blkring_spec_parse("table:", &spec), 0);
+	CHECK(blkring_spec_arg(spec) == NULL);
+	CHECK_EQ(blkring_spec_set_arg(spec, ""), -EINVAL);
+	CHECK_EQ(blkring_spec_set_arg(spec, "a=b,c.table"), 0);
+	CHECK_EQ(blkring_spec_set(spec, "ro", "1"), 0);
+	format_is(spec, "table:./a=b\\,c.table,ro=1");
+	CHECK_EQ(blkring_spec_set_arg(spec, "/abs/x.table"), 0);
+	format_is(spec, "table:/abs/x.table,ro=1");
+	blkring_spec_free(spec);
+	CHECK_EQ(blkring_spec_parse("null:size=1M", &spec), 0);
+	CHECK_EQ(blkring_spec_set_arg(spec, "x"), -EINVAL);
+	CHECK(strstr(blkring_last_error(), "null: takes no first item ('x')"));
+	blkring_spec_free(spec);
 }
 
 static const struct test_case cases[] = {

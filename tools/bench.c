@@ -175,44 +175,14 @@ static int job_ops_fit(struct job *j, const struct blkring_dev_info *info)
 	return 0;
 }
 
-/* The end of the spec item starting at p: the next unescaped comma, or the end. */
-static const char *spec_item_end(const char *p)
+/* The library's message for a spec that did not parse, change or open. */
+static int job_open_error(const struct job *j, int ret)
 {
-	for (; *p && *p != ','; p++)
-		if (*p == '\\' && p[1])
-			p++;
-	return p;
-}
+	char *why = strdup(*blkring_last_error() ? blkring_last_error() : strerror(-ret));
 
-/* spec, the first item (TYPE:PATH) kept, with key=value replacing any key= item. */
-static int spec_set_key(const struct job *j, char *spec, size_t size, const char *src,
-                        const char *key, const char *value)
-{
-	size_t len = 0, klen = strlen(key);
-
-	/* The spec parser refuses it, but would not see it once a key follows. */
-	if (tool_ends_in_escape(src))
-		return def_error(j->def,
-		                 "filename=%s: a '\\' at the end escapes nothing (write '\\\\' "
-		                 "for a backslash)",
-		                 j->o->filename);
-	for (bool first = true; *src; first = false) {
-		const char *end = spec_item_end(src);
-
-		if (first || strncmp(src, key, klen) || src[klen] != '=')
-			len += (size_t)snprintf(spec + len, len < size ? size - len : 0, "%s%.*s",
-			                        first ? "" : ",", (int)(end - src), src);
-		src = *end ? end + 1 : end;
-	}
-	len += (size_t)snprintf(spec + len, len < size ? size - len : 0, ",%s=%s", key, value);
-	if (len >= size)
-		return def_error(j->def, "filename=%s: too long with %s=", j->o->filename, key);
-	return 0;
-}
-
-static bool spec_is_file(const char *s)
-{
-	return !strncmp(s, "file:", 5) || *s == '/' || *s == '.';
+	def_error(j->def, "filename=%s: %s", j->o->filename, why ? why : strerror(-ret));
+	free(why);
+	return -EINVAL;
 }
 
 /*
@@ -221,46 +191,54 @@ static bool spec_is_file(const char *s)
  * --direct a file's direct= (file devices default to O_DIRECT, fio's jobs
  * to buffered; given, the option wins).
  */
-static int job_spec(const struct job *j, char *spec, size_t size)
+static int job_spec_override(const struct job *j, struct blkring_spec *spec)
 {
-	const char *f = j->o->filename;
-	char file[BENCH_PATH_MAX + 8];
+	const char *type = blkring_spec_type(spec), *key, *value;
+	int ret;
 
 	if (opt_is_set(j->o, "poll_strategy")) {
-		const char *name = poll_strategy_names[j->o->poll_strategy];
+		key = "poll";
+		value = poll_strategy_names[j->o->poll_strategy];
+		if (strcmp(type, "table"))
+			return def_error(j->def,
+			                 "poll_strategy=%s applies to table: volumes, not %s",
+			                 value, j->o->filename);
+	} else if (opt_is_set(j->o, "direct") && !strcmp(type, "file")) {
+		key = "direct";
+		value = j->o->direct ? "1" : "0";
+	} else {
+		return 0;
+	}
+	ret = blkring_spec_set(spec, key, value);
+	return ret ? job_open_error(j, ret) : 0;
+}
 
-		if (strncmp(f, "table:", 6))
-			return def_error(
-			    j->def, "poll_strategy=%s applies to table: volumes, not %s", name, f);
-		return spec_set_key(j, spec, size, f, "poll", name);
-	}
-	if (opt_is_set(j->o, "direct") && spec_is_file(f)) {
-		if (strncmp(f, "file:", 5)) {
-			snprintf(file, sizeof(file), "file:%s", f);
-			f = file;
+static int job_open_dev(struct job *j)
+{
+	struct blkring_spec *spec;
+	int ret = blkring_spec_parse(j->o->filename, &spec);
+
+	if (ret)
+		return job_open_error(j, ret);
+	ret = job_spec_override(j, spec);
+	if (!ret) {
+		ret = blkring_dev_open_spec(spec, &j->dev);
+		if (ret) {
+			j->dev = NULL;
+			ret = job_open_error(j, ret);
 		}
-		return spec_set_key(j, spec, size, f, "direct", j->o->direct ? "1" : "0");
 	}
-	snprintf(spec, size, "%s", f);
-	return 0;
+	blkring_spec_free(spec);
+	return ret;
 }
 
 static int job_open(struct job *j)
 {
 	struct blkring_dev_info info;
-	char spec[BENCH_PATH_MAX + 32], *why;
-	int ret = job_spec(j, spec, sizeof(spec));
+	int ret = job_open_dev(j);
 
 	if (ret)
 		return ret;
-	ret = blkring_dev_open(spec, &j->dev);
-	if (ret) {
-		why = strdup(*blkring_last_error() ? blkring_last_error() : strerror(-ret));
-		j->dev = NULL;
-		def_error(j->def, "filename=%s: %s", j->o->filename, why ? why : strerror(-ret));
-		free(why);
-		return -EINVAL;
-	}
 	ret = blkring_dev_info(j->dev, &info);
 	if (ret)
 		return def_error(j->def, "filename=%s: %s", j->o->filename, strerror(-ret));

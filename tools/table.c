@@ -131,22 +131,17 @@ static void table_usage(FILE *f)
 	           "FILE:LINE and what was expected).\n");
 }
 
-/* table:FILE, with the spec's escapes for commas and backslashes, and a
- * relative FILE as ./FILE: a first item with '=' is a path only so. */
-static char *table_spec(const char *path)
+/* table:FILE, whatever FILE holds (commas, '='). */
+static int table_open(const char *path, struct blkring_dev **devp)
 {
-	char *spec = malloc(strlen("table:./") + 2 * strlen(path) + 1), *p;
+	struct blkring_spec *spec;
+	int ret = blkring_spec_parse("table:", &spec);
 
-	if (!spec)
-		return NULL;
-	p = stpcpy(spec, path[0] == '/' || path[0] == '.' ? "table:" : "table:./");
-	for (; *path; path++) {
-		if (*path == ',' || *path == '\\')
-			*p++ = '\\';
-		*p++ = *path;
-	}
-	*p = '\0';
-	return spec;
+	if (ret)
+		return ret;
+	ret = blkring_spec_set_arg(spec, path) ?: blkring_dev_open_spec(spec, devp);
+	blkring_spec_free(spec);
+	return ret;
 }
 
 static int check_normal(struct blkring_dev *dev, const struct blkring_dev_info *info)
@@ -213,7 +208,6 @@ static int table_check(int argc, char **argv)
 	struct blkring_dev_info info;
 	struct blkring_dev *dev;
 	const char *file;
-	char *spec;
 	bool json;
 	int ret;
 
@@ -223,11 +217,7 @@ static int table_check(int argc, char **argv)
 		table_usage(stdout);
 	if (ret)
 		return ret > 0 ? EXIT_CLEAN : EXIT_USAGE;
-	spec = table_spec(file);
-	if (!spec)
-		return EXIT_IO_ERROR;
-	ret = blkring_dev_open(spec, &dev);
-	free(spec);
+	ret = table_open(file, &dev);
 	if (ret) {
 		const char *msg = *blkring_last_error() ? blkring_last_error() : strerror(-ret);
 

@@ -584,7 +584,8 @@ struct blkring_driver;
 struct blkring_spec {
 	const char *type;
 	const struct blkring_driver *drv;
-	char *arg; /* the first item, or NULL */
+	char *arg;       /* the first item, or NULL */
+	char *arg_owned; /* set by blkring_spec_set_arg(): arg lives here */
 	unsigned nr;
 	struct blkring__spec_kv {
 		char *key;

@@ -168,6 +168,7 @@ void blkring__spec_free(struct blkring_spec *spec)
 {
 	for (unsigned i = 0; i < spec->nr; i++)
 		free(spec->kv[i].owned);
+	free(spec->arg_owned);
 	free(spec->buf);
 	memset(spec, 0, sizeof(*spec));
 }
@@ -264,6 +265,22 @@ int blkring_spec_set(struct blkring_spec *spec, const char *key, const char *val
 	return 0;
 }
 
+int blkring_spec_set_arg(struct blkring_spec *spec, const char *arg)
+{
+	char *copy;
+
+	if (!spec || !arg || !*arg)
+		return -EINVAL;
+	if (spec->drv->arg == SPEC_ARG_NONE)
+		return blkring__error(-EINVAL, "%s: takes no first item ('%s')", spec->type, arg);
+	copy = strdup(arg);
+	if (!copy)
+		return -ENOMEM;
+	free(spec->arg_owned);
+	spec->arg = spec->arg_owned = copy;
+	return 0;
+}
+
 /* snprintf's contract: the length the whole text needs. */
 static size_t put(char *buf, size_t size, size_t len, const char *s, bool escape)
 {
@@ -290,6 +307,9 @@ int blkring_spec_format(const struct blkring_spec *spec, char *buf, size_t size)
 		return -EINVAL;
 	len = put(buf, size, 0, spec->type, false);
 	len = put(buf, size, len, ":", false);
+	/* A path read back as key=value would not be one: ./ keeps it a path. */
+	if (spec->arg && !is_arg(spec->drv->arg, spec->arg))
+		len = put(buf, size, len, "./", false);
 	if (spec->arg)
 		len = put(buf, size, len, spec->arg, true);
 	for (unsigned i = 0; i < spec->nr; i++) {
