@@ -4,7 +4,8 @@
 #   make            library (static, shared, pkg-config) and build/blkring
 #   make run        set up, build, run the main job on built-in null devices
 #   make test       set up, build under ASan+UBSan and TSan, run every test
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=   (make uninstall: the same, undone)
+#   make man        the man pages, from docs/API.md (scripts/gen-man.py, scdoc)
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -18,7 +19,10 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread -D_GNU_SOURCE -Iinclude -Isrc \
 	  -MMD -MP $(shell pkg-config --cflags json-c 2>/dev/null)
-LDLIBS := -pthread -luring -lisal $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lm
+# What libblkring itself needs (blkring.pc's Libs.private), and what the
+# command, the tests and the benches add.
+LIB_LDLIBS := -pthread -luring
+LDLIBS := $(LIB_LDLIBS) -lisal $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lm
 
 ifeq ($(SAN),asan)
 CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -50,7 +54,7 @@ STATIC := $(O)/libblkring.a
 SHARED := $(O)/libblkring.so.$(VERSION)
 TOOL := $(O)/blkring
 
-all: $(STATIC) $(SHARED) $(O)/blkring.pc $(TOOL) $(EXAMPLES) $(BENCHES)
+all: $(STATIC) $(SHARED) $(TOOL) $(EXAMPLES) $(BENCHES)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -68,13 +72,19 @@ $(STATIC): $(LIB_OBJS)
 
 $(SHARED): $(LIB_OBJS) src/libblkring.map
 	$(CC) -shared -Wl,-soname,libblkring.so.$(SOMAJOR) -Wl,--version-script=src/libblkring.map \
-		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
+		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
 	ln -sf libblkring.so.$(VERSION) $(O)/libblkring.so.$(SOMAJOR)
 	ln -sf libblkring.so.$(SOMAJOR) $(O)/libblkring.so
 
-$(O)/blkring.pc: blkring.pc.in Makefile
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+# Pages from docs/API.md and the header; a call missing from either fails.
+$(O)/man/.stamp: docs/API.md include/blkring.h scripts/gen-man.py
+	@rm -rf $(O)/man
+	python3 scripts/gen-man.py $(O)/man $(VERSION)
+	@for f in $(O)/man/*.scd; do scdoc <"$$f" >"$${f%.scd}" || exit 1; done
+	@rm -f $(O)/man/*.scd
+	@touch $@
+
+man: $(O)/man/.stamp
 
 $(TOOL): $(TOOL_OBJS) $(STATIC)
 	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC) $(LDLIBS)
@@ -118,15 +128,30 @@ run: setup
 	@$(MAKE) --no-print-directory all
 	@scripts/run-main.sh $(O)
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+LIBDIR := $(DESTDIR)$(PREFIX)/lib
+MANDIR := $(DESTDIR)$(PREFIX)/share/man
+
+# The .pc is written here, so it names the PREFIX of this install.
+install: all man
+	install -d $(DESTDIR)$(PREFIX)/include $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+		$(MANDIR)/man3 $(MANDIR)/man7
 	install -m 644 include/blkring.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libblkring.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libblkring.so.$(SOMAJOR)
-	ln -sf libblkring.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libblkring.so
-	install -m 644 $(O)/blkring.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 $(STATIC) $(LIBDIR)/
+	install -m 755 $(SHARED) $(LIBDIR)/
+	ln -sf libblkring.so.$(VERSION) $(LIBDIR)/libblkring.so.$(SOMAJOR)
+	ln -sf libblkring.so.$(SOMAJOR) $(LIBDIR)/libblkring.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@LIBS_PRIVATE@|$(LIB_LDLIBS)|' blkring.pc.in >$(LIBDIR)/pkgconfig/blkring.pc
+	chmod 644 $(LIBDIR)/pkgconfig/blkring.pc
 	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(O)/man/*.3 $(MANDIR)/man3/
+	install -m 644 $(O)/man/*.7 $(MANDIR)/man7/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/blkring.h $(LIBDIR)/libblkring.a \
+		$(LIBDIR)/libblkring.so $(LIBDIR)/libblkring.so.$(SOMAJOR) \
+		$(LIBDIR)/libblkring.so.$(VERSION) $(LIBDIR)/pkgconfig/blkring.pc \
+		$(DESTDIR)$(PREFIX)/bin/blkring $(MANDIR)/man7/blkring.7 $(MANDIR)/man3/blkring_*.3
 
 format:
 	clang-format -i $(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS) $(TEST_LIB_SRCS) $(EXAMPLE_SRCS) \
@@ -137,6 +162,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all tests build-asan build-tsan setup test run install format clean
+.PHONY: all tests build-asan build-tsan setup test run install uninstall man format clean
 
 -include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

@@ -17,6 +17,10 @@ needs=(
 	gnuplot-nox:gnuplot
 	fio:fio
 	util-linux:losetup
+	scdoc:scdoc
+	man-db:man
+	clang:clang
+	libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 )
 
 missing=()
