@@ -11,13 +11,30 @@
 #ifndef BLKRING_H
 #define BLKRING_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
+
+/*
+ * The ring heads and tails the application and the ring share: C11 atomics
+ * in C, std::atomic in C++ (the same layout for a lock-free 32-bit word, as
+ * liburing relies on), so the header and its inline helpers build as
+ * either language.
+ */
+#ifdef __cplusplus
+#include <atomic>
+#define BLKRING_ATOMIC(type) std::atomic<type>
+#define blkring__load(p, order) std::atomic_load_explicit(p, std::memory_order_##order)
+#define blkring__store(p, v, order) std::atomic_store_explicit(p, v, std::memory_order_##order)
+#else
+#include <stdatomic.h>
+#define BLKRING_ATOMIC(type) _Atomic type
+#define blkring__load(p, order) atomic_load_explicit(p, memory_order_##order)
+#define blkring__store(p, v, order) atomic_store_explicit(p, v, memory_order_##order)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -153,9 +170,9 @@ struct blkring_params {
 struct blkring__ctx;
 
 struct blkring_sq {
-	_Atomic uint32_t *khead;  /* consumer: the ring's issue side */
-	_Atomic uint32_t *ktail;  /* producer: the application */
-	_Atomic uint32_t *kflags; /* BLKRING_SQ_* */
+	BLKRING_ATOMIC(uint32_t) * khead;  /* consumer: the ring's issue side */
+	BLKRING_ATOMIC(uint32_t) * ktail;  /* producer: the application */
+	BLKRING_ATOMIC(uint32_t) * kflags; /* BLKRING_SQ_* */
 	uint32_t ring_mask;
 	uint32_t ring_entries;
 	struct blkring_sqe *sqes;
@@ -163,9 +180,9 @@ struct blkring_sq {
 };
 
 struct blkring_cq {
-	_Atomic uint32_t *khead;     /* consumer: the application */
-	_Atomic uint32_t *ktail;     /* producer: the ring */
-	_Atomic uint32_t *koverflow; /* completions that went to the overflow list */
+	BLKRING_ATOMIC(uint32_t) * khead;     /* consumer: the application */
+	BLKRING_ATOMIC(uint32_t) * ktail;     /* producer: the ring */
+	BLKRING_ATOMIC(uint32_t) * koverflow; /* completions that went to the overflow list */
 	uint32_t ring_mask;
 	uint32_t ring_entries;
 	struct blkring_cqe *cqes;
@@ -400,7 +417,7 @@ BLKRING_API int blkring_ring_stats(struct blkring *ring, struct blkring_ring_sta
 static inline struct blkring_sqe *blkring_get_sqe(struct blkring *ring)
 {
 	struct blkring_sq *sq = &ring->sq;
-	uint32_t head = atomic_load_explicit(sq->khead, memory_order_acquire);
+	uint32_t head = blkring__load(sq->khead, acquire);
 
 	if (sq->sqe_tail - head >= sq->ring_entries)
 		return NULL;
@@ -409,7 +426,7 @@ static inline struct blkring_sqe *blkring_get_sqe(struct blkring *ring)
 
 static inline unsigned blkring_sq_ready(const struct blkring *ring)
 {
-	return ring->sq.sqe_tail - atomic_load_explicit(ring->sq.khead, memory_order_acquire);
+	return ring->sq.sqe_tail - blkring__load(ring->sq.khead, acquire);
 }
 
 static inline unsigned blkring_sq_space_left(const struct blkring *ring)
@@ -419,15 +436,14 @@ static inline unsigned blkring_sq_space_left(const struct blkring *ring)
 
 static inline unsigned blkring_cq_ready(const struct blkring *ring)
 {
-	return atomic_load_explicit(ring->cq.ktail, memory_order_acquire) -
-	       atomic_load_explicit(ring->cq.khead, memory_order_relaxed);
+	return blkring__load(ring->cq.ktail, acquire) - blkring__load(ring->cq.khead, relaxed);
 }
 
 static inline void blkring_cq_advance(struct blkring *ring, unsigned nr)
 {
 	if (nr) {
-		uint32_t head = atomic_load_explicit(ring->cq.khead, memory_order_relaxed);
-		atomic_store_explicit(ring->cq.khead, head + nr, memory_order_release);
+		uint32_t head = blkring__load(ring->cq.khead, relaxed);
+		blkring__store(ring->cq.khead, head + nr, release);
 	}
 }
 
@@ -441,9 +457,9 @@ static inline void blkring_cqe_seen(struct blkring *ring, struct blkring_cqe *cq
 static inline struct blkring_cqe *blkring__cq_first(struct blkring *ring)
 {
 	struct blkring_cq *cq = &ring->cq;
-	uint32_t head = atomic_load_explicit(cq->khead, memory_order_relaxed);
+	uint32_t head = blkring__load(cq->khead, relaxed);
 
-	if (atomic_load_explicit(cq->ktail, memory_order_acquire) == head)
+	if (blkring__load(cq->ktail, acquire) == head)
 		return NULL;
 	return &cq->cqes[head & cq->ring_mask];
 }
@@ -460,10 +476,10 @@ static inline int blkring_wait_cqe(struct blkring *ring, struct blkring_cqe **cq
 	return *cqe_ptr ? 0 : blkring__get_cqe(ring, cqe_ptr, 1, NULL);
 }
 
-#define blkring_for_each_cqe(ring, head, cqe)                                        \
-	for (head = atomic_load_explicit((ring)->cq.khead, memory_order_relaxed);    \
-	     head != atomic_load_explicit((ring)->cq.ktail, memory_order_acquire) && \
-	     (cqe = &(ring)->cq.cqes[head & (ring)->cq.ring_mask]);                  \
+#define blkring_for_each_cqe(ring, head, cqe)                       \
+	for (head = blkring__load((ring)->cq.khead, relaxed);       \
+	     head != blkring__load((ring)->cq.ktail, acquire) &&    \
+	     (cqe = &(ring)->cq.cqes[head & (ring)->cq.ring_mask]); \
 	     head++)
 
 static inline void blkring_sqe_set_data(struct blkring_sqe *sqe, void *data)

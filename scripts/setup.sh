@@ -7,6 +7,7 @@ set -euo pipefail
 # package:what-proves-it-is-there (a file or a command)
 needs=(
 	gcc:cc
+	g++:g++
 	make:make
 	pkg-config:pkg-config
 	liburing-dev:/usr/include/liburing.h
