@@ -101,14 +101,20 @@ enum {
 	BLKRING_OP_LAST
 };
 
-/* SQE flags (io_uring's bits). */
-#define BLKRING_SQE_IO_DRAIN (1U << 1) /* issue after everything before it completed */
-#define BLKRING_SQE_IO_LINK (1U << 2)  /* next SQE starts when this one succeeded */
-#define BLKRING_SQE_ASYNC (1U << 4)    /* issue from the worker pool */
+/* SQE flags (io_uring's bits and values). */
+#define BLKRING_SQE_FIXED_FILE (1U << 0) /* sqe->fd is a registered index: always so */
+#define BLKRING_SQE_IO_DRAIN (1U << 1)   /* issue after everything before it completed */
+#define BLKRING_SQE_IO_LINK (1U << 2)    /* next SQE starts when this one succeeded */
+#define BLKRING_SQE_ASYNC (1U << 4)      /* issue from the worker pool */
 
-/* Per-I/O flags in sqe->rw_flags. */
-#define BLKRING_RWF_FUA (1U << 0)    /* like RWF_DSYNC: durable on completion */
-#define BLKRING_RWF_NOWAIT (1U << 1) /* fail with -EAGAIN rather than wait */
+/* Per-I/O flags in sqe->rw_flags: Linux's RWF_* names and values. */
+#define BLKRING_RWF_HIPRI (1U << 0)  /* polled: only on an IOPOLL ring (-EINVAL elsewhere) */
+#define BLKRING_RWF_DSYNC (1U << 1)  /* a write durable on completion (FUA) */
+#define BLKRING_RWF_SYNC (1U << 2)   /* the same: a block device has no metadata apart */
+#define BLKRING_RWF_NOWAIT (1U << 3) /* fail with -EAGAIN rather than wait */
+
+/* sqe->fsync_flags (io_uring's IORING_FSYNC_DATASYNC): a device flush either way. */
+#define BLKRING_FSYNC_DATASYNC (1U << 0)
 
 /*
  * Block device commands for BLKRING_OP_URING_CMD: addr = byte offset,

@@ -95,6 +95,27 @@ static void poll_completes_without_thread(void)
 	free(buf);
 }
 
+/* RWF_HIPRI asks for what an IOPOLL ring does anyway: accepted. */
+static void poll_hipri_accepted(void)
+{
+	struct blkring_dev *dev = test_open("null:size=16M,irqmode=softirq,poll_queues=1,name=hp");
+	struct blkring_sqe *sqe;
+	struct blkring_cqe *cqe;
+	struct blkring ring;
+	char *buf = poll_buf(BS);
+
+	poll_ring(&ring, 8, dev);
+	sqe = ring_sqe(&ring);
+	blkring_prep_read(sqe, 0, buf, BS, 0);
+	sqe->rw_flags = BLKRING_RWF_HIPRI;
+	CHECK_EQ(blkring_submit_and_wait(&ring, 1), 1);
+	CHECK_EQ(blkring_peek_cqe(&ring, &cqe), 0);
+	CHECK_EQ(cqe->res, BS);
+	blkring_cqe_seen(&ring, cqe);
+	poll_close(&ring, dev);
+	free(buf);
+}
+
 /* A request waits in its poll queue until polled: peek polls once. */
 static void poll_peek_polls(void)
 {
@@ -457,6 +478,7 @@ static void poll_with_rival_holder(void)
 
 static const struct test_case cases[] = {
     {"poll_completes_without_thread", poll_completes_without_thread, 0},
+    {"poll_hipri_accepted", poll_hipri_accepted, 0},
     {"poll_peek_polls", poll_peek_polls, 0},
     {"poll_data_round_trip", poll_data_round_trip, 0},
     {"poll_eopnotsupp_without_poll_queues", poll_eopnotsupp_without_poll_queues, 0},

@@ -164,7 +164,7 @@ static void null_memory_backed_data(void)
 	for (unsigned i = 0; i < 8; i++) {
 		sqe = ring_sqe(&ring);
 		blkring_prep_write(sqe, 0, wbuf + i * 4096, 4096, (1000 + i) * 4096ULL);
-		sqe->rw_flags = i % 2 ? BLKRING_RWF_FUA : 0;
+		sqe->rw_flags = i % 2 ? BLKRING_RWF_DSYNC : 0;
 	}
 	CHECK_EQ(blkring_submit_and_wait(&ring, 8), 8);
 	for (unsigned i = 0; i < 8; i++)

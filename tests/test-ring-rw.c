@@ -2,6 +2,8 @@
 /* Reads, writes, vectored I/O and flushes: the bios the ring builds and the
  * results it posts. */
 #include <errno.h>
+#include <linux/fs.h>
+#include <linux/io_uring.h>
 #include <string.h>
 
 #include "ring-fake.h"
@@ -37,7 +39,7 @@ static void rw_bio_fields(void)
 
 	sqe = ring_sqe(&r1);
 	blkring_prep_write(sqe, 0, buf, 1024, 512);
-	sqe->rw_flags = BLKRING_RWF_FUA;
+	sqe->rw_flags = BLKRING_RWF_DSYNC;
 	CHECK_EQ(submit_one(&r1).res, 1024);
 	rec = ring_fake_record(fake, 1);
 	CHECK_EQ(rec.op, REQ_OP_WRITE);
@@ -49,7 +51,7 @@ static void rw_bio_fields(void)
 	/* FUA means nothing to a read. */
 	sqe = ring_sqe(&r2);
 	blkring_prep_read(sqe, 0, buf, 512, 0);
-	sqe->rw_flags = BLKRING_RWF_FUA;
+	sqe->rw_flags = BLKRING_RWF_DSYNC;
 	CHECK_EQ(submit_one(&r2).res, 512);
 	rec = ring_fake_record(fake, 2);
 	CHECK_EQ(rec.flags & (BIO_FUA | BIO_NOWAIT), 0);
@@ -180,13 +182,65 @@ static void rw_fsync(void)
 	CHECK_EQ(submit_one(&ring).res, 0);
 	CHECK_EQ(ring_fake_record(fake, 0).op, REQ_OP_FLUSH);
 	CHECK_EQ(ring_fake_record(fake, 0).size, 0);
-	blkring_prep_fsync(ring_sqe(&ring), 0, 1);
+	blkring_prep_fsync(ring_sqe(&ring), 0, 1U << 1); /* not a flag */
 	CHECK_EQ(submit_one(&ring).res, -EINVAL);
 	sqe = ring_sqe(&ring);
 	blkring_prep_fsync(sqe, 0, 0);
 	sqe->addr = 4096;
 	CHECK_EQ(submit_one(&ring).res, -EINVAL);
 	CHECK_EQ(ring_fake_submitted(fake), 1);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
+/* Linux's values, so code from liburing means what it says. */
+_Static_assert(BLKRING_RWF_HIPRI == RWF_HIPRI && BLKRING_RWF_DSYNC == RWF_DSYNC &&
+                   BLKRING_RWF_SYNC == RWF_SYNC && BLKRING_RWF_NOWAIT == RWF_NOWAIT,
+               "RWF_* values");
+_Static_assert(BLKRING_SQE_FIXED_FILE == IOSQE_FIXED_FILE &&
+                   BLKRING_SQE_IO_DRAIN == IOSQE_IO_DRAIN && BLKRING_SQE_IO_LINK == IOSQE_IO_LINK &&
+                   BLKRING_SQE_ASYNC == IOSQE_ASYNC &&
+                   BLKRING_FSYNC_DATASYNC == IORING_FSYNC_DATASYNC,
+               "IOSQE_* and IORING_FSYNC_* values");
+
+static struct fake_bio_record one_write(struct blkring *ring, struct fake_dev *fake,
+                                        unsigned sqe_flags, uint32_t rw_flags, int res)
+{
+	struct blkring_sqe *sqe = ring_sqe(ring);
+	unsigned before = ring_fake_submitted(fake);
+
+	blkring_prep_write(sqe, 0, buf, 512, 0);
+	sqe->flags = (uint8_t)sqe_flags;
+	sqe->rw_flags = rw_flags;
+	CHECK_EQ(submit_one(ring).res, res);
+	/* The fake answers a NOWAIT bio -EAGAIN, once it has seen it. */
+	CHECK_EQ(ring_fake_submitted(fake), before + (res >= 0 || res == -EAGAIN));
+	return ring_fake_submitted(fake) > before ? ring_fake_record(fake, before)
+	                                          : (struct fake_bio_record){0};
+}
+
+/* DSYNC and SYNC are a FUA write; HIPRI needs a polling ring; FIXED_FILE
+ * and FSYNC_DATASYNC are accepted. */
+static void rw_linux_flags(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
+	struct blkring_sqe *sqe;
+	struct blkring ring;
+
+	ring_fake_ring(&ring, 8, fake);
+	CHECK(one_write(&ring, fake, 0, BLKRING_RWF_DSYNC, 512).flags & BIO_FUA);
+	CHECK(one_write(&ring, fake, 0, BLKRING_RWF_SYNC, 512).flags & BIO_FUA);
+	CHECK(!(one_write(&ring, fake, 0, 0, 512).flags & BIO_FUA));
+	CHECK(one_write(&ring, fake, 0, BLKRING_RWF_NOWAIT, -EAGAIN).flags & BIO_NOWAIT);
+	one_write(&ring, fake, 0, BLKRING_RWF_HIPRI, -EINVAL);
+	one_write(&ring, fake, 0, 1U << 4, -EOPNOTSUPP);
+	CHECK(!(one_write(&ring, fake, BLKRING_SQE_FIXED_FILE, 0, 512).flags & BIO_FUA));
+	sqe = ring_sqe(&ring);
+	blkring_prep_fsync(sqe, 0, BLKRING_FSYNC_DATASYNC);
+	CHECK_EQ(submit_one(&ring).res, 0);
+	sqe = ring_sqe(&ring);
+	blkring_prep_fsync(sqe, 0, 2);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
 	blkring_queue_exit(&ring);
 	ring_fake_destroy(fake);
 }
@@ -237,6 +291,7 @@ int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
 	    {"ring-rw-bio-fields", rw_bio_fields, 0},
+	    {"ring-rw-linux-flags", rw_linux_flags, 0},
 	    {"ring-rw-errors", rw_errors, 0},
 	    {"ring-rw-vectored", rw_vectored, 0},
 	    {"ring-rw-vectored-errors", rw_vectored_errors, 0},

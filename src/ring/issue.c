@@ -301,7 +301,9 @@ static inline void submit_one(struct blkring__ctx *ctx, struct blkring_req *req,
                               const struct blkring_sqe *sqe)
 {
 	req->opcode = sqe->opcode;
-	req->sqe_flags = sqe->flags;
+	/* Devices are always registered: FIXED_FILE says what is true anyway,
+	 * and code from liburing sets it on every SQE. */
+	req->sqe_flags = sqe->flags & ~BLKRING_SQE_FIXED_FILE;
 	req->flags = 0;
 	req->link = NULL;
 	req->user_data = sqe->user_data;

@@ -165,8 +165,8 @@ static int fsync_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 
 	if (unlikely(ret))
 		return ret;
-	/* No fsync flag is defined; the range fields mean nothing to a flush. */
-	if (sqe->fsync_flags || sqe->addr)
+	/* The range fields mean nothing to a device flush. */
+	if ((sqe->fsync_flags & ~BLKRING_FSYNC_DATASYNC) || sqe->addr)
 		return -EINVAL;
 	return 0;
 }

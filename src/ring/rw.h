@@ -10,7 +10,8 @@
 
 #include "ring.h"
 
-#define BLKRING_RWF_VALID (BLKRING_RWF_FUA | BLKRING_RWF_NOWAIT)
+#define BLKRING_RWF_VALID \
+	(BLKRING_RWF_HIPRI | BLKRING_RWF_DSYNC | BLKRING_RWF_SYNC | BLKRING_RWF_NOWAIT)
 
 static inline int blkring__prep_dev(struct blkring__ctx *ctx, struct blkring_req *req,
                                     const struct blkring_sqe *sqe)
@@ -81,6 +82,9 @@ static inline int blkring__rw_check(struct blkring__ctx *ctx, struct blkring_req
 		return -EOPNOTSUPP;
 	if (unlikely(rw->rw_flags & BLKRING_RWF_NOWAIT))
 		req->flags |= REQ_F_NOWAIT;
+	/* As io_uring: a polled I/O needs a ring that polls. */
+	if (unlikely((rw->rw_flags & BLKRING_RWF_HIPRI) && !(ctx->flags & BLKRING_SETUP_IOPOLL)))
+		return -EINVAL;
 	return 0;
 }
 
@@ -109,7 +113,7 @@ static inline int blkring__rw_prep(struct blkring__ctx *ctx, struct blkring_req 
 
 static inline void blkring__rw_set_flags(uint32_t rw_flags, struct blkring_bio *bio, bool write)
 {
-	if (write && (rw_flags & BLKRING_RWF_FUA))
+	if (write && (rw_flags & (BLKRING_RWF_DSYNC | BLKRING_RWF_SYNC)))
 		bio->flags |= BIO_FUA;
 	if (rw_flags & BLKRING_RWF_NOWAIT)
 		bio->flags |= BIO_NOWAIT;
