@@ -12,8 +12,8 @@ DESTDIR ?=
 O ?= build
 SAN ?=
 
-VERSION := 0.1.0
-SOMAJOR := 0
+VERSION := 0.2.0
+SOMAJOR := 1
 
 CC ?= cc
 CFLAGS ?= -O2 -g

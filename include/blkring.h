@@ -11,6 +11,12 @@
 #ifndef BLKRING_H
 #define BLKRING_H
 
+/* As liburing: sigset_t (blkring_wait_cqes) is POSIX, not ISO C. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 500
+#endif
+#include <linux/time_types.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -45,8 +51,8 @@ extern "C" {
 #define BLKRING_API __attribute__((visibility("default")))
 
 #define BLKRING_VERSION_MAJOR 0
-#define BLKRING_VERSION_MINOR 1
-#define BLKRING_VERSION_STRING "0.1.0"
+#define BLKRING_VERSION_MINOR 2
+#define BLKRING_VERSION_STRING "0.2.0"
 
 /* ------------------------------------------------------------------ */
 /* Ring ABI: the same layout and field names as io_uring's.           */
@@ -59,7 +65,8 @@ struct blkring_sqe {
 	uint16_t ioprio;
 	int32_t fd; /* index of a registered device */
 	union {
-		uint64_t off; /* byte offset on the device */
+		uint64_t off;   /* byte offset on the device */
+		uint64_t addr2; /* io_uring's name for the word, for opcodes that take one */
 		struct {
 			uint32_t cmd_op; /* BLKRING_OP_URING_CMD: what to do */
 			uint32_t __pad1;
@@ -176,9 +183,9 @@ struct blkring_params {
 struct blkring__ctx;
 
 struct blkring_sq {
-	BLKRING_ATOMIC(uint32_t) * khead;  /* consumer: the ring's issue side */
-	BLKRING_ATOMIC(uint32_t) * ktail;  /* producer: the application */
-	BLKRING_ATOMIC(uint32_t) * kflags; /* BLKRING_SQ_* */
+	BLKRING_ATOMIC(uint32_t) *khead;  /* consumer: the ring's issue side */
+	BLKRING_ATOMIC(uint32_t) *ktail;  /* producer: the application */
+	BLKRING_ATOMIC(uint32_t) *kflags; /* BLKRING_SQ_* */
 	uint32_t ring_mask;
 	uint32_t ring_entries;
 	struct blkring_sqe *sqes;
@@ -186,9 +193,10 @@ struct blkring_sq {
 };
 
 struct blkring_cq {
-	BLKRING_ATOMIC(uint32_t) * khead;     /* consumer: the application */
-	BLKRING_ATOMIC(uint32_t) * ktail;     /* producer: the ring */
-	BLKRING_ATOMIC(uint32_t) * koverflow; /* completions that went to the overflow list */
+	BLKRING_ATOMIC(uint32_t) *khead;     /* consumer: the application */
+	BLKRING_ATOMIC(uint32_t) *ktail;     /* producer: the ring */
+	BLKRING_ATOMIC(uint32_t) *koverflow; /* completions that went to the overflow list */
+	BLKRING_ATOMIC(uint32_t) *kflags;    /* BLKRING_CQ_*, set by the application (io_uring's) */
 	uint32_t ring_mask;
 	uint32_t ring_entries;
 	struct blkring_cqe *cqes;
@@ -198,6 +206,7 @@ struct blkring {
 	struct blkring_sq sq;
 	struct blkring_cq cq;
 	uint32_t flags;
+	uint32_t resv[3]; /* for later fields, as io_uring's struct keeps room */
 	struct blkring__ctx *ctx;
 };
 
@@ -390,10 +399,15 @@ BLKRING_API int blkring_vol_describe(struct blkring_dev *dev, blkring_vol_target
 BLKRING_API int blkring_submit(struct blkring *ring);
 /* Submits, then waits for wait_nr CQEs; returns what submit returned. */
 BLKRING_API int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr);
-/* ts is relative; -ETIME when it passes with fewer than wait_nr ready,
- * -EINTR when a signal handler ran while the owner slept. */
+/* liburing's: ts is relative (NULL: no limit); -ETIME when it passes with
+ * fewer than wait_nr ready, -EINTR when a signal handler ran while the owner
+ * slept.  sigmask (NULL: the thread's own) is the signal mask while it
+ * sleeps, set atomically with the sleep, as pselect's. */
 BLKRING_API int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr,
-                                  unsigned wait_nr, const struct timespec *ts);
+                                  unsigned wait_nr, struct __kernel_timespec *ts,
+                                  sigset_t *sigmask);
+BLKRING_API int blkring_wait_cqe_timeout(struct blkring *ring, struct blkring_cqe **cqe_ptr,
+                                         struct __kernel_timespec *ts);
 /* Up to count ready CQEs, oldest first, not consumed (blkring_cq_advance). */
 BLKRING_API unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes,
                                             unsigned count);

@@ -17,9 +17,9 @@ fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-nm -D --defined-only "$lib" | awk '$3 != "BLKRING_0" { sub(/@.*/, "", $3); print $3 }' |
+nm -D --defined-only "$lib" | awk '$3 != "BLKRING_1" { sub(/@.*/, "", $3); print $3 }' |
 	grep -v -e '^blkring_[a-z]' -e '^blkring__get_cqe$' >"$T/extra"
-nm -D --defined-only "$lib" | grep -q ' T blkring_queue_init@@BLKRING_0$' ||
+nm -D --defined-only "$lib" | grep -q ' T blkring_queue_init@@BLKRING_1$' ||
 	echo "blkring_queue_init (missing)" >>"$T/extra"
 check library_exports '[[ ! -s $T/extra ]]' "not public API: $(head -5 "$T/extra" | tr '\n' ' ')"
 

@@ -410,7 +410,7 @@ static void test_spin_backs_off(void)
 {
 	struct blkring_dev *dev =
 	    tf_open("file:%s,size=1M,spin_nsec=1000", tf_path(tf.shm_dir, "backoff.img"));
-	struct timespec ts = {0, 1000000};
+	struct __kernel_timespec ts = {0, 1000000};
 	struct file_ring_queue *rq;
 	unsigned first;
 	struct blkring_cqe *cqe;
@@ -424,10 +424,10 @@ static void test_spin_backs_off(void)
 	CHECK_EQ(reap_one(&ring, 0), 4096);
 	rq = queue_of(&ring, dev);
 	rq->q.inflight = 1;
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME);
 	first = rq->spin_skip; /* a wait may sleep more than once */
 	CHECK(first > 0 && first <= FILE_SPIN_BACKOFF);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME);
 	CHECK(rq->spin_skip < first);
 	rq->q.inflight = 0;
 	blkring_queue_exit(&ring);
@@ -530,7 +530,7 @@ static void test_wait_semantics(void)
 {
 	struct blkring_dev *dev = tf_open("%s", tf_loop(0));
 	struct sigaction sa = {.sa_handler = on_usr1};
-	struct timespec ts = {0, 20 * 1000 * 1000};
+	struct __kernel_timespec ts = {0, 20 * 1000 * 1000};
 	struct blkring ring;
 	struct blkring_cqe *cqe;
 	struct signaller s = {&ring, pthread_self()};
@@ -544,7 +544,7 @@ static void test_wait_semantics(void)
 	CHECK_EQ(blkring_submit(&ring), 1);
 	CHECK_EQ(reap_one(&ring, 0), 4096);
 	CHECK(ring.ctx->ioc.queues);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME);
 	CHECK_EQ(pthread_create(&t, NULL, signal_when_asleep, &s), 0);
 	CHECK_EQ(blkring_wait_cqe(&ring, &cqe), -EINTR);
 	CHECK_EQ(pthread_join(t, NULL), 0);
@@ -567,6 +567,50 @@ static void test_exit_in_flight(void)
 	CHECK_EQ(blkring_submit(&ring), 8);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring__dev_inflight(dev), 0);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+static volatile sig_atomic_t usr1_count;
+
+static void count_usr1(int sig)
+{
+	(void)sig;
+	usr1_count++;
+}
+
+/* A ring with file devices sleeps in its kernel rings; a wait with a
+ * signal mask sleeps in ppoll() instead, which sets the mask atomically:
+ * a pending SIGUSR1 the mask lets through ends it. */
+static void test_sigmask_wait(void)
+{
+	const char *path = tf_path(tf.shm_dir, "sigmask");
+	struct sigaction sa = {.sa_handler = count_usr1};
+	struct __kernel_timespec ts = {0, 20 * 1000 * 1000};
+	struct blkring_dev *dev;
+	struct blkring_cqe *cqe;
+	struct blkring ring;
+	sigset_t usr1, during;
+	char *buf = tf_alloc(4096);
+
+	CHECK_EQ(tf_make_file(path, 1 << 20), 0);
+	dev = tf_open("%s", path);
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	CHECK_EQ(pthread_sigmask(SIG_BLOCK, &usr1, &during), 0);
+	sigdelset(&during, SIGUSR1);
+	CHECK_EQ(blkring_queue_init(8, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	blkring_prep_read(sqe_of(&ring), 0, buf, 4096, 0);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(reap_one(&ring, 0), 4096); /* the device's kernel ring exists */
+	CHECK_EQ(pthread_kill(pthread_self(), SIGUSR1), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME);
+	CHECK_EQ(usr1_count, 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, &during), -EINTR);
+	CHECK_EQ(usr1_count, 1);
+	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 	free(buf);
 }
@@ -850,6 +894,7 @@ static const struct test_case cases[] = {
     {"exit_chains_tmpfs", test_exit_chains_tmpfs, 20},
     {"exit_chains_loop", test_exit_chains_loop, 20},
     {"wait_chains", test_wait_chains, 20},
+    {"sigmask_wait", test_sigmask_wait, 20},
     {"sqpoll_exit_in_flight", test_sqpoll_exit_in_flight, 0},
     {"exit_by_another_thread", test_exit_by_another_thread, 0},
     {"iopoll_ring", test_iopoll_ring, 0},

@@ -202,7 +202,7 @@ static void test_reload_drops_leg(void)
 {
 	const char *a_path = tf_path(tf.shm_dir, "drop-a.img");
 	const char *b_path = tf_path(tf.shm_dir, "drop-b.img");
-	struct timespec ts = {0, 1000000};
+	struct __kernel_timespec ts = {0, 1000000};
 	struct blkring_dev *vol = NULL, *a, *b;
 	char *buf = tf_alloc(IO), table[800];
 	struct blkring_cqe *cqe;
@@ -226,7 +226,7 @@ static void test_reload_drops_leg(void)
 	reload_onto(vol, b_path);
 	CHECK_EQ(atomic_load(&a->refs), 0);
 	CHECK_EQ(a->pins, 1);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts), -ETIME); /* a sleep, no I/O */
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME); /* a sleep, no I/O */
 	CHECK(!ring_has_queue(&ring, a));                         /* let go, and the device freed */
 	CHECK(ring_queue_for(&ring, b)->primary);
 	ring_io(&ring, false, buf, 0);

@@ -682,7 +682,7 @@ static void pd_held_while_suspended(void)
 		CHECK_EQ(blkring_submit(&ring), 8);
 		CHECK_EQ(blkring_peek_cqe(&ring, &cqe), -EAGAIN);
 		CHECK_EQ(pthread_create(&r.thread, NULL, pd_resume_later, &r), 0);
-		CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 8, NULL), 0);
+		CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 8, NULL, NULL), 0);
 		pthread_join(r.thread, NULL);
 		for (unsigned i = 0; i < 8; i++) {
 			struct blkring_cqe c = ring_reap(&ring);

@@ -364,7 +364,7 @@ static void poll_busy_queue_skipped(void)
 {
 	struct blkring_dev *dev = test_open("null:size=1M,poll_queues=1,name=busy");
 	struct blkring_hctx *hctx = poll_hctx(dev, 0);
-	struct timespec ts = {0, 20 * 1000 * 1000};
+	struct __kernel_timespec ts = {0, 20 * 1000 * 1000};
 	struct blkring ring;
 	struct blkring_cqe *cqe;
 	char *buf = poll_buf(8 * BS);
@@ -375,11 +375,11 @@ static void poll_busy_queue_skipped(void)
 		blkring_prep_read(ring_sqe(&ring), 0, buf + i * BS, BS, (uint64_t)i * BS);
 	CHECK_EQ(blkring_submit(&ring), 8);
 	CHECK_EQ(blkring_peek_cqe(&ring, &cqe), -EAGAIN);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME);
 	CHECK_EQ(blkring_cq_ready(&ring), 0);
 	CHECK_EQ(poll_stats(&ring).sleeps, 0);
 	blkring__hctx_unlock_poll(hctx);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 8, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 8, NULL, NULL), 0);
 	CHECK_EQ(blkring_cq_ready(&ring), 8);
 	poll_close(&ring, dev);
 	free(buf);

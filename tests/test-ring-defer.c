@@ -48,7 +48,7 @@ static void defer_runs_only_in_wait(void)
 	enum { N = 8 };
 	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
 	struct blkring_cqe *cqes[N], *cqe;
-	struct timespec none = {0, 0};
+	struct __kernel_timespec none = {0, 0};
 	struct blkring ring;
 
 	defer_ring(&ring, 0, fake);
@@ -63,9 +63,9 @@ static void defer_runs_only_in_wait(void)
 	blkring_cq_advance(&ring, 1);
 	CHECK_EQ(blkring_peek_batch_cqe(&ring, cqes, N), 0);
 	CHECK_EQ(blkring_peek_cqe(&ring, &cqe), -EAGAIN);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 0, &none), -EAGAIN);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 0, &none, NULL), -EAGAIN);
 	CHECK_EQ(stats(&ring).tw_run, 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, NULL, NULL), 0);
 	CHECK_EQ(stats(&ring).tw_run, N);
 	for (unsigned i = 0; i < N; i++)
 		CHECK_EQ(ring_reap(&ring).user_data, i);
@@ -83,7 +83,7 @@ static void defer_tw_issue_waits(void)
 	defer_ring(&ring, BLKRING_SETUP_TW_ISSUE, fake);
 	submit_reads(&ring, 4);
 	CHECK_EQ(ring_fake_submitted(fake), 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 4, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 4, NULL, NULL), 0);
 	CHECK_EQ(ring_fake_submitted(fake), 4);
 	for (unsigned i = 0; i < 4; i++)
 		CHECK_EQ(ring_reap(&ring).user_data, i);
@@ -146,7 +146,7 @@ static void defer_lazy_wake(void)
 	defer_ring(&ring, 0, fake);
 	submit_reads(&ring, N);
 	CHECK_EQ(pthread_create(&thread, NULL, trickle_ends, &t), 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N, NULL, NULL), 0);
 	CHECK_EQ(pthread_join(thread, NULL), 0);
 	CHECK_EQ(blkring_cq_ready(&ring), N);
 	CHECK_EQ(stats(&ring).tw_wakes, 1);
@@ -168,10 +168,10 @@ static void defer_lazy_wake_counts_ready(void)
 	defer_ring(&ring, 0, fake);
 	submit_reads(&ring, N);
 	ring_fake_end_from_thread(fake, FIRST, 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, FIRST, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, FIRST, NULL, NULL), 0);
 	CHECK_EQ(stats(&ring).sleeps, 0);
 	CHECK_EQ(pthread_create(&thread, NULL, trickle_ends, &t), 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N, NULL, NULL), 0);
 	CHECK_EQ(pthread_join(thread, NULL), 0);
 	CHECK_EQ(blkring_cq_ready(&ring), N);
 	CHECK_EQ(stats(&ring).tw_wakes, 1);
@@ -183,18 +183,18 @@ static void defer_lazy_wake_counts_ready(void)
 static void defer_lazy_timeout(void)
 {
 	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
-	struct timespec ts = {0, 20 * 1000 * 1000};
+	struct __kernel_timespec ts = {0, 20 * 1000 * 1000};
 	struct blkring_cqe *cqe;
 	struct blkring ring;
 
 	defer_ring(&ring, 0, fake);
 	submit_reads(&ring, 4);
 	ring_fake_end_from_thread(fake, 1, 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 4, &ts), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 4, &ts, NULL), -ETIME);
 	CHECK(cqe);
 	CHECK_EQ(blkring_cq_ready(&ring), 1);
 	ring_fake_end_from_thread(fake, 3, 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 4, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 4, NULL, NULL), 0);
 	blkring_queue_exit(&ring);
 	ring_fake_destroy(fake);
 }

@@ -121,9 +121,10 @@ static void nop_bad_opcode_and_flags(void)
 		CHECK_EQ(cqe->res, -EINVAL);
 		blkring_cqe_seen(&ring, cqe);
 	}
-	/* SQE flag bits blkring does not know (FIXED_FILE, BUFFER_SELECT...). */
+	/* SQE flag bits blkring does not know (HARDLINK, BUFFER_SELECT...). */
 	for (unsigned bit = 0; bit < 8; bit++) {
-		if ((1U << bit) & (BLKRING_SQE_IO_DRAIN | BLKRING_SQE_IO_LINK | BLKRING_SQE_ASYNC))
+		if ((1U << bit) & (BLKRING_SQE_FIXED_FILE | BLKRING_SQE_IO_DRAIN |
+		                   BLKRING_SQE_IO_LINK | BLKRING_SQE_ASYNC))
 			continue;
 		sqe = ring_sqe(&ring);
 		blkring_prep_nop(sqe);

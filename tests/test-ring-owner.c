@@ -12,7 +12,7 @@ static void *other_thread(void *arg)
 	struct blkring_cqe *cqe = (void *)1;
 	struct blkring_cqe *batch[4];
 	struct blkring_ring_stats st;
-	struct timespec ts = {0, 1000};
+	struct __kernel_timespec ts = {0, 1000};
 	struct blkring_dev *none = NULL;
 
 	CHECK_EQ(blkring_submit(ring), -EEXIST);
@@ -20,7 +20,7 @@ static void *other_thread(void *arg)
 	CHECK_EQ(blkring_wait_cqe(ring, &cqe), -EEXIST);
 	CHECK(cqe == NULL);
 	CHECK_EQ(blkring_peek_cqe(ring, &cqe), -EEXIST);
-	CHECK_EQ(blkring_wait_cqes(ring, &cqe, 1, &ts), -EEXIST);
+	CHECK_EQ(blkring_wait_cqes(ring, &cqe, 1, &ts, NULL), -EEXIST);
 	CHECK_EQ(blkring_register_devices(ring, &none, 1), -EEXIST);
 	CHECK_EQ(blkring_unregister_devices(ring), -EEXIST);
 	/* Reading the CQ needs no ownership: nothing is there yet. */

@@ -202,6 +202,15 @@ _Static_assert(BLKRING_SQE_FIXED_FILE == IOSQE_FIXED_FILE &&
                    BLKRING_SQE_ASYNC == IOSQE_ASYNC &&
                    BLKRING_FSYNC_DATASYNC == IORING_FSYNC_DATASYNC,
                "IOSQE_* and IORING_FSYNC_* values");
+_Static_assert(BLKRING_SETUP_IOPOLL == IORING_SETUP_IOPOLL &&
+                   BLKRING_SETUP_SQPOLL == IORING_SETUP_SQPOLL &&
+                   BLKRING_SETUP_SQ_AFF == IORING_SETUP_SQ_AFF &&
+                   BLKRING_SETUP_CQSIZE == IORING_SETUP_CQSIZE &&
+                   BLKRING_SETUP_SINGLE_ISSUER == IORING_SETUP_SINGLE_ISSUER &&
+                   BLKRING_SETUP_DEFER_TASKRUN == IORING_SETUP_DEFER_TASKRUN &&
+                   BLKRING_SQ_NEED_WAKEUP == IORING_SQ_NEED_WAKEUP &&
+                   BLKRING_SQ_CQ_OVERFLOW == IORING_SQ_CQ_OVERFLOW,
+               "IORING_SETUP_* and IORING_SQ_* values");
 
 static struct fake_bio_record one_write(struct blkring *ring, struct fake_dev *fake,
                                         unsigned sqe_flags, uint32_t rw_flags, int res)

@@ -83,7 +83,7 @@ static void *other_thread(void *arg)
 	struct blkring_cqe *cqes[4];
 
 	o->submit = blkring_submit(o->ring);
-	o->wait = blkring_wait_cqes(o->ring, cqes, 1, NULL);
+	o->wait = blkring_wait_cqes(o->ring, cqes, 1, NULL, NULL);
 	o->reg = blkring_register_devices(o->ring, &o->dev, 1);
 	o->unreg = blkring_unregister_devices(o->ring);
 	o->peeked = blkring_peek_batch_cqe(o->ring, cqes, 4);
@@ -183,7 +183,7 @@ static void sqpoll_app_waits(void)
 {
 	enum { N = 8 };
 	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
-	struct timespec ts = {0, 10 * 1000 * 1000};
+	struct __kernel_timespec ts = {0, 10 * 1000 * 1000};
 	struct ender e = {fake, N};
 	struct blkring_cqe *cqe;
 	struct blkring ring;
@@ -193,10 +193,10 @@ static void sqpoll_app_waits(void)
 	CHECK_EQ(blkring_register_devices(&ring, &fake->dev, 1), 0);
 	queue_reads(&ring, N, 0);
 	CHECK_EQ(blkring_submit(&ring), N);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME);
 	CHECK(!cqe);
 	CHECK_EQ(pthread_create(&t, NULL, end_later, &e), 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N, NULL, NULL), 0);
 	CHECK_EQ(blkring_cq_ready(&ring), N);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	for (unsigned i = 0; i < N; i++)
@@ -220,7 +220,7 @@ static void sqpoll_register_parks(void)
 	ring_fake_wait_submitted(fake, 2);
 	CHECK_EQ(blkring_unregister_devices(&ring), -EBUSY);
 	ring_fake_end_from_thread(fake, 2, 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 2, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 2, NULL, NULL), 0);
 	CHECK_EQ(blkring_unregister_devices(&ring), 0);
 	queue_reads(&ring, 1, 9);
 	CHECK_EQ(blkring_submit(&ring), 1);

@@ -59,7 +59,7 @@ static void tw_single_wake(void)
 	ring_fake_ring(&ring, N, fake);
 	submit_reads(&ring, N);
 	CHECK_EQ(pthread_create(&t, NULL, end_when_asleep, &e), 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, NULL, NULL), 0);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	/* The owner slept once; of N pushes, only the one that found it
 	 * asleep woke it. */

@@ -42,10 +42,10 @@ static void queue_read(struct blkring *ring, int dev, uint64_t user_data)
 /* Runs the task work queued so far without waiting for a CQE. */
 static void run_queued(struct blkring *ring)
 {
-	struct timespec now = {0, 0};
+	struct __kernel_timespec now = {0, 0};
 	struct blkring_cqe *cqe;
 
-	CHECK_EQ(blkring_wait_cqes(ring, &cqe, ring->cq.ring_entries, &now), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(ring, &cqe, ring->cq.ring_entries, &now, NULL), -ETIME);
 }
 
 /*
@@ -71,7 +71,7 @@ static void interleave(unsigned flags, uint64_t *order, unsigned n)
 		ring_fake_end_from_thread(held, 1, 0);
 	}
 	CHECK_EQ(blkring_cq_ready(&ring), 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 2 * n, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 2 * n, NULL, NULL), 0);
 	for (unsigned i = 0; i < 2 * n; i++) {
 		struct blkring_cqe c = ring_reap(&ring);
 
@@ -187,7 +187,7 @@ static unsigned visible_during_other_work(unsigned flags)
 	gate_wait_entered(&second);
 	visible = blkring_cq_ready(&ring);
 	gate_open(&second);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N, NULL), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N, NULL, NULL), 0);
 	blkring_queue_exit(&ring);
 	ring_fake_destroy(held);
 	return visible;
@@ -254,7 +254,7 @@ static void many_producers(unsigned flags)
 		struct blkring_cqe *cqe;
 		unsigned head;
 
-		CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N + EXTRA - reaped, NULL), 0);
+		CHECK_EQ(blkring_wait_cqes(&ring, &cqe, N + EXTRA - reaped, NULL, NULL), 0);
 		blkring_for_each_cqe (&ring, head, cqe) {
 			CHECK(cqe->user_data < N + EXTRA && !seen[cqe->user_data]);
 			CHECK_EQ(cqe->res, sizeof(buf));

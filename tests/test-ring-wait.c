@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Waiting: wait_cqes with and without a timeout, submit_and_wait, wakes
- * from completions on other threads. */
+/* Waiting: wait_cqes with and without a timeout or a signal mask,
+ * submit_and_wait, wakes from completions on other threads. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,15 +15,15 @@ static void wait_timeout_empty(void)
 {
 	struct blkring ring;
 	struct blkring_cqe *cqe = (void *)1;
-	struct timespec ts = {0, 10 * 1000 * 1000};
-	struct timespec zero = {0, 0};
+	struct __kernel_timespec ts = {0, 10 * 1000 * 1000};
+	struct __kernel_timespec zero = {0, 0};
 
 	CHECK_EQ(blkring_queue_init(4, &ring, 0), 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME);
 	CHECK(cqe == NULL);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &zero), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &zero, NULL), -ETIME);
 	/* wait_nr 0 only looks. */
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 0, &ts), -EAGAIN);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 0, &ts, NULL), -EAGAIN);
 	blkring_queue_exit(&ring);
 }
 
@@ -32,7 +32,7 @@ static void wait_timeout_partial(void)
 {
 	struct blkring ring;
 	struct blkring_cqe *cqe = NULL;
-	struct timespec ts = {0, 5 * 1000 * 1000};
+	struct __kernel_timespec ts = {0, 5 * 1000 * 1000};
 
 	CHECK_EQ(blkring_queue_init(4, &ring, 0), 0);
 	for (unsigned i = 0; i < 2; i++) {
@@ -40,10 +40,10 @@ static void wait_timeout_partial(void)
 		ring.sq.sqes[i].user_data = 10 + i;
 	}
 	CHECK_EQ(blkring_submit(&ring), 2);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 3, &ts), -ETIME);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 3, &ts, NULL), -ETIME);
 	CHECK(cqe != NULL);
 	CHECK_EQ(cqe->user_data, 10);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 2, &ts), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 2, &ts, NULL), 0);
 	CHECK_EQ(cqe->user_data, 10);
 	blkring_queue_exit(&ring);
 }
@@ -52,12 +52,12 @@ static void wait_bad_timeout(void)
 {
 	struct blkring ring;
 	struct blkring_cqe *cqe;
-	struct timespec bad = {0, 1000000000L};
-	struct timespec negative = {-1, 0};
+	struct __kernel_timespec bad = {0, 1000000000L};
+	struct __kernel_timespec negative = {-1, 0};
 
 	CHECK_EQ(blkring_queue_init(4, &ring, 0), 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &bad), -EINVAL);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &negative), -EINVAL);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &bad, NULL), -EINVAL);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &negative, NULL), -EINVAL);
 	blkring_queue_exit(&ring);
 }
 
@@ -93,14 +93,14 @@ static void wait_woken_before_timeout(void)
 	struct blkring ring;
 	struct ender e = {&ring, fake, 4};
 	struct blkring_cqe *cqe;
-	struct timespec ts = {60, 0};
+	struct __kernel_timespec ts = {60, 0};
 	pthread_t t;
 
 	ring_fake_ring(&ring, 4, fake);
 	submit_reads(&ring, 4);
 	CHECK_EQ(blkring_submit(&ring), 4);
 	CHECK_EQ(pthread_create(&t, NULL, end_when_asleep, &e), 0);
-	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 4, &ts), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 4, &ts, NULL), 0);
 	CHECK_EQ(blkring_cq_ready(&ring), 4);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	blkring_queue_exit(&ring);
@@ -170,6 +170,68 @@ static void wait_interrupted(void)
 	blkring_queue_exit(&ring);
 }
 
+static volatile sig_atomic_t usr1_seen;
+
+static void count_usr1(int sig)
+{
+	(void)sig;
+	usr1_seen++;
+}
+
+/*
+ * pselect's rule: SIGUSR1, blocked and already pending, is delivered by the
+ * wait's mask at its sleep and ends it at once; outside the wait it stays
+ * blocked.  Without the mask the same wait runs to its timeout.
+ */
+static void sigmask_wait(unsigned flags)
+{
+	struct sigaction sa = {.sa_handler = count_usr1};
+	struct blkring_params p = {.flags = flags, .sq_thread_idle = 10};
+	struct __kernel_timespec ts = {0, 20 * 1000 * 1000};
+	sigset_t usr1, during, now;
+	struct blkring_cqe *cqe;
+	struct blkring ring;
+
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	CHECK_EQ(pthread_sigmask(SIG_BLOCK, &usr1, NULL), 0);
+	CHECK_EQ(pthread_sigmask(SIG_BLOCK, NULL, &during), 0);
+	sigdelset(&during, SIGUSR1);
+	CHECK_EQ(blkring_queue_init_params(4, &ring, &p), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME);
+	usr1_seen = 0;
+	CHECK_EQ(pthread_kill(pthread_self(), SIGUSR1), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME);
+	CHECK_EQ(usr1_seen, 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, NULL, &during), -EINTR);
+	CHECK_EQ(usr1_seen, 1);
+	CHECK_EQ(pthread_sigmask(SIG_BLOCK, NULL, &now), 0);
+	CHECK(sigismember(&now, SIGUSR1));
+	/* The ring works on; a wait with a mask still gets its CQEs. */
+	blkring_prep_nop(ring_sqe(&ring));
+	CHECK_EQ(blkring_submit(&ring), 1);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, NULL, &during), 0);
+	CHECK_EQ(cqe->res, 0);
+	blkring_cqe_seen(&ring, cqe);
+	blkring_queue_exit(&ring);
+}
+
+static void wait_sigmask(void)
+{
+	sigmask_wait(0);
+}
+
+static void wait_sigmask_defer(void)
+{
+	sigmask_wait(BLKRING_SETUP_DEFER_TASKRUN);
+}
+
+static void wait_sigmask_sqpoll(void)
+{
+	sigmask_wait(BLKRING_SETUP_SQPOLL);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -179,6 +241,9 @@ int main(int argc, char **argv)
 	    {"ring-wait-woken-before-timeout", wait_woken_before_timeout, 0},
 	    {"ring-wait-submit-and-wait", wait_submit_and_wait, 0},
 	    {"ring-wait-interrupted", wait_interrupted, 0},
+	    {"ring-wait-sigmask", wait_sigmask, 0},
+	    {"ring-wait-sigmask-defer", wait_sigmask_defer, 0},
+	    {"ring-wait-sigmask-sqpoll", wait_sigmask_sqpoll, 0},
 	    {NULL, NULL, 0},
 	};
 

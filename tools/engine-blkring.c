@@ -322,7 +322,7 @@ static int ring_reap(struct job *j, unsigned min, unsigned max)
 		/* A signal handler (none of ours: SIGINT and SIGTERM are
 		 * blocked) ends a wait early, as it ends io_uring_enter's. */
 		do
-			ret = blkring_wait_cqes(ring, &cqe, min, NULL);
+			ret = blkring_wait_cqes(ring, &cqe, min, NULL, NULL);
 		while (ret == -EINTR);
 		if (ret < 0)
 			return ret;

@@ -177,13 +177,14 @@ static void ioc_woken(struct blkring_ioc *ioc)
 		return; /* emptied by nobody else: nothing to do */
 }
 
-int blkring__ioc_sleep(struct blkring_ioc *ioc, unsigned nr, const struct timespec *left)
+int blkring__ioc_sleep(struct blkring_ioc *ioc, unsigned nr, const struct timespec *left,
+                       const sigset_t *sigmask)
 {
 	int ret;
 
-	if (ioc->sleeper)
+	if (ioc->sleeper && !sigmask)
 		return ioc->sleeper->ops->sleep(ioc->sleeper, left);
-	ret = ppoll(ioc->pfds, (nfds_t)nr, left, NULL);
+	ret = ppoll(ioc->pfds, (nfds_t)nr, left, sigmask);
 	if (ret > 0)
 		ioc_woken(ioc);
 	if (ret < 0)

@@ -39,6 +39,7 @@ struct blkring__rings {
 	_Atomic uint32_t cq_tail __cacheline_aligned;
 	_Atomic uint32_t sq_flags __cacheline_aligned;
 	_Atomic uint32_t cq_overflow;
+	_Atomic uint32_t cq_flags; /* what the application sets for the CQ side */
 };
 
 /* ---- task work (tw.c) ---- */
@@ -185,8 +186,9 @@ struct blkring__ctx {
 
 	unsigned flags; /* BLKRING_SETUP_* */
 	struct blkring__req_chunk *chunks;
-	uint32_t tw_taken;           /* task work items taken (DEFER_TASKRUN's lazy wake) */
-	struct blkring__sq_data *sq; /* the SQ thread (SQPOLL), else NULL */
+	uint32_t tw_taken;            /* task work items taken (DEFER_TASKRUN's lazy wake) */
+	const sigset_t *wait_sigmask; /* blkring_wait_cqes()'s, while it sleeps */
+	struct blkring__sq_data *sq;  /* the SQ thread (SQPOLL), else NULL */
 
 	/* What drivers keep per ring (block/blkdev.h; ioc.c). */
 	struct blkring_ioc ioc;
@@ -344,7 +346,7 @@ int blkring__register_begin(struct blkring__ctx *ctx);
 void blkring__register_end(struct blkring__ctx *ctx);
 int blkring__sq_submit(struct blkring *ring);
 int blkring__sq_get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
-                        const struct timespec *deadline);
+                        const struct timespec *deadline, const sigset_t *sigmask);
 void blkring__sq_cq_flush(struct blkring__ctx *ctx);
 
 /* Publishes the CQEs posted so far (io_uring's io_commit_cqring) and wakes
@@ -391,7 +393,9 @@ unsigned blkring__ioc_reap(struct blkring_ioc *ioc);
 int blkring__ioc_prepare_sleep(struct blkring_ioc *ioc);
 /* Sleeps on what prepare_sleep set up (nr from it; left: NULL for no
  * limit).  Returns 1 when woken, 0 at the limit, -EINTR for a signal. */
-int blkring__ioc_sleep(struct blkring_ioc *ioc, unsigned nr, const struct timespec *left);
+/* sigmask (or NULL): the signal mask for the sleep, set atomically with it. */
+int blkring__ioc_sleep(struct blkring_ioc *ioc, unsigned nr, const struct timespec *left,
+                       const sigset_t *sigmask);
 /* Frees the queues (nothing in flight); exit also gives back the eventfd. */
 void blkring__ioc_drop_queues(struct blkring_ioc *ioc);
 void blkring__ioc_exit(struct blkring_ioc *ioc);

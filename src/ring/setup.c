@@ -122,6 +122,7 @@ static void ring_publish(struct blkring *ring, struct blkring__ctx *ctx)
 	ring->cq.khead = &r->cq_head;
 	ring->cq.ktail = &r->cq_tail;
 	ring->cq.koverflow = &r->cq_overflow;
+	ring->cq.kflags = &r->cq_flags;
 	ring->cq.ring_mask = ctx->cq_mask;
 	ring->cq.ring_entries = ctx->cq_entries;
 	ring->cq.cqes = ctx->cqes;

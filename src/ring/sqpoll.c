@@ -21,9 +21,12 @@
  *   it once that tail is reached.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "lib/clock.h"
 #include "lib/error.h"
@@ -53,6 +56,10 @@ struct blkring__sq_data {
 	/* The application's wait: (sequence << 32) | CQ tail it waits for; the
 	 * sequence is odd while it waits, so each sleep is told apart. */
 	_Atomic uint64_t cq_wait __cacheline_aligned;
+	/* A wait with a signal mask sleeps in ppoll() on app_fd (an eventfd,
+	 * made at its first such wait), which the SQ thread then signals. */
+	_Atomic bool fd_wait;
+	int app_fd;
 };
 
 static bool sq_is_app(const struct blkring__sq_data *sq)
@@ -78,7 +85,10 @@ void blkring__sq_cq_flush(struct blkring__ctx *ctx)
 	if (!((wait >> 32) & 1) || wait == sq->cq_woken || (int32_t)(tail - (uint32_t)wait) < 0)
 		return;
 	sq->cq_woken = wait;
-	futex_wake(&ctx->rings->cq_tail, 1);
+	if (atomic_load_explicit(&sq->fd_wait, memory_order_seq_cst))
+		eventfd_write(sq->app_fd, 1);
+	else
+		futex_wake(&ctx->rings->cq_tail, 1);
 }
 
 /*
@@ -209,6 +219,7 @@ int blkring__sq_start(struct blkring__ctx *ctx, const struct blkring_params *p)
 	if (!sq)
 		return -ENOMEM;
 	memset(sq, 0, sizeof(*sq));
+	sq->app_fd = -1;
 	sq->app = blkring__current();
 	sq->idle_ns =
 	    (uint64_t)(p->sq_thread_idle ? p->sq_thread_idle : SQ_IDLE_DEFAULT_MS) * 1000000ULL;
@@ -235,6 +246,8 @@ void blkring__sq_stop(struct blkring__ctx *ctx)
 	atomic_store_explicit(&sq->stop, true, memory_order_seq_cst);
 	blkring__tw_kick(ctx);
 	pthread_join(sq->thread, NULL);
+	if (sq->app_fd >= 0)
+		close(sq->app_fd);
 	pthread_mutex_destroy(&sq->lock);
 	pthread_cond_destroy(&sq->cond);
 	free(sq);
@@ -293,8 +306,22 @@ int blkring__sq_submit(struct blkring *ring)
 	return (int)published;
 }
 
+/* The sleep of a wait with a signal mask: ppoll() sets it atomically. */
+static int sq_fd_sleep(struct blkring__sq_data *sq, const struct timespec *left,
+                       const sigset_t *sigmask)
+{
+	struct pollfd pfd = {.fd = sq->app_fd, .events = POLLIN};
+	eventfd_t count;
+	int ret = ppoll(&pfd, 1, left, sigmask);
+
+	if (ret > 0)
+		eventfd_read(sq->app_fd, &count);
+	return ret < 0 ? -errno : ret == 0 ? -ETIMEDOUT : 0;
+}
+
 /* Sleeps until the CQ tail reaches `target`, a wake, or the deadline. */
-static int sq_cq_sleep(struct blkring__ctx *ctx, uint32_t target, const struct timespec *deadline)
+static int sq_cq_sleep(struct blkring__ctx *ctx, uint32_t target, const struct timespec *deadline,
+                       const sigset_t *sigmask)
 {
 	struct blkring__sq_data *sq = ctx->sq;
 	_Atomic uint32_t *cq_tail = &ctx->rings->cq_tail;
@@ -303,6 +330,11 @@ static int sq_cq_sleep(struct blkring__ctx *ctx, uint32_t target, const struct t
 	uint32_t tail;
 	int ret = 0;
 
+	if (sigmask && sq->app_fd < 0)
+		sq->app_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (sigmask && sq->app_fd < 0)
+		return -errno;
+	atomic_store_explicit(&sq->fd_wait, sigmask != NULL, memory_order_seq_cst);
 	atomic_store_explicit(&sq->cq_wait, ((seq + 1) << 32) | target, memory_order_seq_cst);
 	tail = atomic_load_explicit(cq_tail, memory_order_seq_cst);
 	/* An overflowed CQE waits for a pass of the SQ thread to move it into
@@ -312,10 +344,13 @@ static int sq_cq_sleep(struct blkring__ctx *ctx, uint32_t target, const struct t
 	if ((int32_t)(tail - target) < 0) {
 		if (deadline && !blkring__time_left(deadline, &left))
 			ret = -ETIMEDOUT;
+		else if (sigmask)
+			ret = sq_fd_sleep(sq, deadline ? &left : NULL, sigmask);
 		else
 			ret = futex_wait(cq_tail, tail, deadline ? &left : NULL);
 	}
 	atomic_store_explicit(&sq->cq_wait, (seq + 2) << 32, memory_order_relaxed);
+	atomic_store_explicit(&sq->fd_wait, false, memory_order_relaxed);
 	if (ret == -ETIMEDOUT)
 		return -ETIME;
 	return ret == -EINTR ? -EINTR : 0;
@@ -323,7 +358,7 @@ static int sq_cq_sleep(struct blkring__ctx *ctx, uint32_t target, const struct t
 
 /* blkring__get_cqe's SQPOLL side: the application only looks and sleeps. */
 int blkring__sq_get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
-                        const struct timespec *deadline)
+                        const struct timespec *deadline, const sigset_t *sigmask)
 {
 	struct blkring__ctx *ctx = ring->ctx;
 	uint32_t head = atomic_load_explicit(ring->cq.khead, memory_order_relaxed);
@@ -337,7 +372,7 @@ int blkring__sq_get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsi
 			return 0;
 		if (!wait_nr)
 			return -EAGAIN;
-		ret = sq_cq_sleep(ctx, head + wait_nr, deadline);
+		ret = sq_cq_sleep(ctx, head + wait_nr, deadline, sigmask);
 		if (ret < 0) {
 			*cqe_ptr = blkring__cq_first(ring);
 			return ret;

@@ -274,7 +274,8 @@ static int tw_sleep_fd(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ct
 	if (busy && busy(ctx))
 		return tw_cancel_sleep(tw, mark, 0);
 	blkring__stat_add(&ctx->stats.sleeps, 1);
-	ret = blkring__ioc_sleep(&ctx->ioc, (unsigned)nr, deadline ? &left : NULL);
+	ret =
+	    blkring__ioc_sleep(&ctx->ioc, (unsigned)nr, deadline ? &left : NULL, ctx->wait_sigmask);
 	return tw_cancel_sleep(tw, mark, ret == 0 ? -ETIME : ret < 0 ? ret : 0);
 }
 
@@ -295,7 +296,8 @@ static int tw_sleep(struct blkring__ctx *ctx, uintptr_t marker,
 	uintptr_t empty = 0;
 	struct timespec left;
 
-	if (unlikely(ctx->ioc.queues))
+	/* A signal mask comes with the sleep only in ppoll(): a futex has none. */
+	if (unlikely(ctx->ioc.queues || ctx->wait_sigmask))
 		return tw_sleep_fd(ctx, busy, deadline);
 	if (!atomic_compare_exchange_strong_explicit(&tw->head, &empty, marker,
 	                                             memory_order_seq_cst, memory_order_relaxed))
@@ -339,7 +341,7 @@ int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct time
 	int ret;
 
 	/* Any push ends a sleep on driver queues: no count to arm. */
-	if (unlikely(ctx->ioc.queues))
+	if (unlikely(ctx->ioc.queues || ctx->wait_sigmask))
 		return tw_sleep_fd(ctx, NULL, deadline);
 	atomic_store_explicit(&tw->wake_at, target, memory_order_seq_cst);
 	added = atomic_load_explicit(&tw->nr_added, memory_order_seq_cst);

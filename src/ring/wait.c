@@ -98,10 +98,11 @@ static int wait_sleep(struct blkring__ctx *ctx, unsigned missing, const struct t
  * Waits until wait_nr CQEs are ready (0: only looks), sleeping on the
  * task-work list: every completion that can arrive while the owner sleeps
  * comes from another thread, as task work.  A signal handler that runs
- * during the sleep ends the wait with -EINTR, as io_uring_enter's.
+ * during the sleep ends the wait with -EINTR, as io_uring_enter's; with
+ * sigmask, the sleeps run under that mask, set atomically with each.
  */
-int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
-                     const struct timespec *ts)
+static int get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+                   const struct timespec *ts, const sigset_t *sigmask)
 {
 	struct blkring__ctx *ctx = ring->ctx;
 	struct timespec deadline;
@@ -114,7 +115,7 @@ int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigne
 	if (ts && !deadline_from(ts, &deadline))
 		return -EINVAL;
 	if (unlikely(ctx->sq))
-		return blkring__sq_get_cqe(ring, cqe_ptr, wait_nr, ts ? &deadline : NULL);
+		return blkring__sq_get_cqe(ring, cqe_ptr, wait_nr, ts ? &deadline : NULL, sigmask);
 	for (;;) {
 		enter_wait(ctx, wait_nr);
 		*cqe_ptr = blkring__cq_first(ring);
@@ -123,7 +124,9 @@ int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigne
 			return 0;
 		if (!wait_nr)
 			return -EAGAIN;
+		ctx->wait_sigmask = sigmask;
 		ret = wait_sleep(ctx, wait_nr - ready, ts ? &deadline : NULL);
+		ctx->wait_sigmask = NULL;
 		if (ret < 0) {
 			enter_wait(ctx, wait_nr);
 			*cqe_ptr = blkring__cq_first(ring);
@@ -132,10 +135,28 @@ int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigne
 	}
 }
 
-int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
-                      const struct timespec *ts)
+int blkring__get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+                     const struct timespec *ts)
 {
-	return blkring__get_cqe(ring, cqe_ptr, wait_nr, ts);
+	return get_cqe(ring, cqe_ptr, wait_nr, ts, NULL);
+}
+
+int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned wait_nr,
+                      struct __kernel_timespec *ts, sigset_t *sigmask)
+{
+	struct timespec t;
+
+	if (ts) {
+		t.tv_sec = (time_t)ts->tv_sec;
+		t.tv_nsec = (long)ts->tv_nsec;
+	}
+	return get_cqe(ring, cqe_ptr, wait_nr, ts ? &t : NULL, sigmask);
+}
+
+int blkring_wait_cqe_timeout(struct blkring *ring, struct blkring_cqe **cqe_ptr,
+                             struct __kernel_timespec *ts)
+{
+	return blkring_wait_cqes(ring, cqe_ptr, 1, ts, NULL);
 }
 
 int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr)
