@@ -94,7 +94,7 @@ $(O)/tests/%: $(O)/obj/tests/%.o $(TEST_LIB_OBJS) $(STATIC)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(STATIC) $(LDLIBS)
 
 # Tool unit tests (tests/test-tool-*.c) link the tool's objects, all but main.
-TOOL_LIB_OBJS := $(filter-out $(O)/obj/tools/blkring.o,$(TOOL_OBJS))
+TOOL_LIB_OBJS := $(filter-out $(O)/obj/tools/main.o,$(TOOL_OBJS))
 $(O)/tests/test-tool-%: $(O)/obj/tests/test-tool-%.o $(TEST_LIB_OBJS) $(TOOL_LIB_OBJS) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(TOOL_LIB_OBJS) $(STATIC) $(LDLIBS)
