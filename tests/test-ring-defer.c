@@ -134,6 +134,13 @@ static void *trickle_ends(void *arg)
  * once, by the producer of the Nth.  (Woken at the first, it would take
  * that one, sleep again, and be woken again by the next.)
  */
+static void *end_two(void *arg)
+{
+	ring_fake_end(arg, 1, 0);
+	ring_fake_end(arg, 1, 0);
+	return NULL;
+}
+
 static void defer_lazy_wake(void)
 {
 	enum { N = 6 };
@@ -153,6 +160,47 @@ static void defer_lazy_wake(void)
 	CHECK_EQ(stats(&ring).tw_run, N);
 	blkring_queue_exit(&ring);
 	ring_fake_destroy(fake);
+}
+
+/* A wait for a whole chain (or a drained pair): its later requests start
+ * only when the owner runs the earlier one's completion, so that completion
+ * ends the lazy sleep, whatever the count (the fuzzer's stall). */
+static void defer_wait_for_chain(unsigned flags)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
+	struct __kernel_timespec ts = {5, 0};
+	struct blkring_sqe *sqe;
+	struct blkring_cqe *cqe;
+	struct blkring ring;
+	pthread_t t;
+
+	defer_ring(&ring, 0, fake);
+	sqe = ring_sqe(&ring);
+	blkring_prep_read(sqe, 0, buf, sizeof(buf), 0);
+	sqe->flags = (uint8_t)(flags & BLKRING_SQE_IO_LINK);
+	sqe = ring_sqe(&ring);
+	blkring_prep_read(sqe, 0, buf, sizeof(buf), 0);
+	sqe->flags = (uint8_t)(flags & BLKRING_SQE_IO_DRAIN);
+	CHECK_EQ(blkring_submit(&ring), 2);
+	CHECK_EQ(ring_fake_held(fake), 1);
+	/* A thread ends each bio as it arrives: the second after the owner ran
+	 * the first one's completion. */
+	CHECK_EQ(pthread_create(&t, NULL, end_two, fake), 0);
+	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 2, &ts, NULL), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK_EQ(blkring_cq_ready(&ring), 2);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
+static void defer_wait_for_link(void)
+{
+	defer_wait_for_chain(BLKRING_SQE_IO_LINK);
+}
+
+static void defer_wait_for_drain(void)
+{
+	defer_wait_for_chain(BLKRING_SQE_IO_DRAIN);
 }
 
 /* A wait that already has part of what it needs sleeps for the rest only. */
@@ -231,6 +279,8 @@ int main(int argc, char **argv)
 	    {"ring-defer-tw-issue-waits", defer_tw_issue_waits, 0},
 	    {"ring-defer-lazy-wake", defer_lazy_wake, 0},
 	    {"ring-defer-lazy-wake-counts-ready", defer_lazy_wake_counts_ready, 0},
+	    {"ring-defer-wait-for-link", defer_wait_for_link, 20},
+	    {"ring-defer-wait-for-drain", defer_wait_for_drain, 20},
 	    {"ring-defer-lazy-timeout", defer_lazy_timeout, 0},
 	    {"ring-defer-exit-with-pending", defer_exit_with_pending, 0},
 	    {"ring-defer-sqpoll-einval", defer_sqpoll_einval, 0},

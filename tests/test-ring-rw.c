@@ -154,8 +154,12 @@ static void rw_vectored_errors(void)
 	CHECK_EQ(submit_one(&ring).res, -EINVAL);
 	blkring_prep_readv(ring_sqe(&ring), 0, many, 1024, 0);
 	CHECK_EQ(submit_one(&ring).res, 1024 * 512);
-	/* 2 GiB does not fit a CQE's res. */
+	/* 2 GiB does not fit a CQE's res, nor does a sum that wraps. */
 	blkring_prep_writev(ring_sqe(&ring), 0, huge, 2, 0);
+	CHECK_EQ(submit_one(&ring).res, -EINVAL);
+	huge[0].iov_len = UINT64_MAX - 3071;
+	huge[1].iov_len = 8192;
+	blkring_prep_readv(ring_sqe(&ring), 0, huge, 2, 0);
 	CHECK_EQ(submit_one(&ring).res, -EINVAL);
 	blkring_prep_readv(ring_sqe(&ring), 0, many, 0, 0);
 	CHECK_EQ(submit_one(&ring).res, -EINVAL);

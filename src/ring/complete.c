@@ -115,7 +115,7 @@ void blkring__req_complete(struct blkring_req *req, int res)
 		return;
 	}
 	req->result = res;
-	blkring__tw_add(ctx, &req->tw);
+	blkring__tw_add(ctx, &req->tw, req->link != NULL);
 }
 
 /* bio->end_io of every request: req->result holds the bytes on success. */

@@ -75,7 +75,7 @@ int blkring__iopoll_submit(struct blkring__ctx *ctx, struct blkring_req *req,
 		return 0;
 	}
 	req->tw.func = iopoll_add_tw;
-	blkring__tw_add(ctx, &req->tw);
+	blkring__tw_add(ctx, &req->tw, false);
 	return 0;
 }
 

@@ -58,11 +58,11 @@ static int rwv_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 	for (uint32_t i = 0; i < nr; i++) {
 		if (unlikely(!req->iov[i].iov_base && req->iov[i].iov_len))
 			return -EFAULT;
-		total += req->iov[i].iov_len;
+		/* The CQE's res must hold the byte count; no sum may wrap. */
+		if (unlikely(__builtin_add_overflow(total, req->iov[i].iov_len, &total) ||
+		             total > INT32_MAX))
+			return -EINVAL;
 	}
-	/* The CQE's res must hold the byte count. */
-	if (unlikely(total > INT32_MAX))
-		return -EINVAL;
 	req->nr_vecs = nr;
 	req->len = (uint32_t)total;
 	return 0;

@@ -318,7 +318,8 @@ extern const struct blkring__op blkring__ops[BLKRING_OP_LAST];
 /* tw.c */
 void blkring__tw_init(struct blkring__tw_list *tw);
 /* A completion for the owner to post (the priority list on a TW_PRIO ring). */
-void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node);
+/* A completion handed to the owner; chain: its request starts another. */
+void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node, bool chain);
 /* Other work for the owner (an issue turned into task work): the normal list. */
 void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node);
 unsigned blkring__tw_run(struct blkring__ctx *ctx);

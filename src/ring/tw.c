@@ -82,7 +82,10 @@ static void tw_wake_fd(uintptr_t mark)
 		return; /* a full counter: the owner has been signalled */
 }
 
-static inline void tw_push(struct blkring__ctx *ctx, struct blkring__tw_node *node)
+/* now: end a lazy sleep whatever the count, as for a completion whose
+ * chain goes on only once the owner runs it (Linux drops LAZY_WAKE for
+ * linked requests). */
+static inline void tw_push(struct blkring__ctx *ctx, struct blkring__tw_node *node, bool now)
 {
 	struct blkring__tw_list *tw = &ctx->tw;
 	_Atomic uint32_t *word = tw_futex_word(tw);
@@ -102,20 +105,22 @@ static inline void tw_push(struct blkring__ctx *ctx, struct blkring__tw_node *no
 	/* Acquire: a mark's eventfd was made before the mark was set. */
 	if (unlikely(head & BLKRING__TW_FD_BIT))
 		tw_wake_fd(head);
-	else if (unlikely(head == BLKRING__TW_SLEEPING) || (lazy && tw_lazy_due(head, nr, wake_at)))
+	else if (unlikely(head == BLKRING__TW_SLEEPING) ||
+	         (lazy &&
+	          (tw_lazy_due(head, nr, wake_at) || (now && head >= BLKRING__TW_SLEEPING_LAZY))))
 		futex_wake(word, 1);
 }
 
-void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node)
+void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node, bool chain)
 {
 	node->prio = true;
-	tw_push(ctx, node);
+	tw_push(ctx, node, chain);
 }
 
 void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node)
 {
 	node->prio = false;
-	tw_push(ctx, node);
+	tw_push(ctx, node, false);
 }
 
 /*
@@ -345,7 +350,9 @@ int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct time
 		return tw_sleep_fd(ctx, NULL, deadline);
 	atomic_store_explicit(&tw->wake_at, target, memory_order_seq_cst);
 	added = atomic_load_explicit(&tw->nr_added, memory_order_seq_cst);
-	if ((int32_t)(added - target) >= 0)
+	/* A drained request starts only once the owner ran what it waits for:
+	 * the first push must wake the owner. */
+	if ((int32_t)(added - target) >= 0 || ctx->defer_head)
 		ret = tw_sleep(ctx, BLKRING__TW_SLEEPING, NULL, deadline);
 	else
 		ret = tw_sleep(ctx, BLKRING__TW_SLEEPING_LAZY, NULL, deadline);
