@@ -109,10 +109,13 @@ enum {
 };
 
 /* SQE flags (io_uring's bits and values). */
-#define BLKRING_SQE_FIXED_FILE (1U << 0) /* sqe->fd is a registered index: always so */
-#define BLKRING_SQE_IO_DRAIN (1U << 1)   /* issue after everything before it completed */
-#define BLKRING_SQE_IO_LINK (1U << 2)    /* next SQE starts when this one succeeded */
-#define BLKRING_SQE_ASYNC (1U << 4)      /* issue from the worker pool */
+#define BLKRING_SQE_FIXED_FILE (1U << 0)  /* sqe->fd is a registered index: always so */
+#define BLKRING_SQE_IO_DRAIN (1U << 1)    /* issue after everything before it completed */
+#define BLKRING_SQE_IO_LINK (1U << 2)     /* next SQE starts when this one succeeded */
+#define BLKRING_SQE_IO_HARDLINK (1U << 3) /* next SQE starts when this one ended, however */
+#define BLKRING_SQE_ASYNC (1U << 4)       /* issue from the worker pool */
+/* No CQE when it succeeds; once used on a ring, IO_DRAIN there is -EOPNOTSUPP. */
+#define BLKRING_SQE_CQE_SKIP_SUCCESS (1U << 6)
 
 /* Per-I/O flags in sqe->rw_flags: Linux's RWF_* names and values. */
 #define BLKRING_RWF_HIPRI (1U << 0)  /* polled: only on an IOPOLL ring (-EINVAL elsewhere) */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* IO_LINK chains: in order, one at a time, stopped by the first failure. */
+/* IO_LINK chains: in order, one at a time, stopped by the first failure;
+ * IO_HARDLINK chains, which a failure does not stop; CQE_SKIP_SUCCESS. */
 #include <errno.h>
 
 #include "ring-fake.h"
@@ -87,6 +88,64 @@ static void link_failure_cancels_rest(void)
 	expect(&ring, 3, -ECANCELED);
 	expect(&ring, 4, -ECANCELED);
 	CHECK_EQ(ring_fake_submitted(fake), 2);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
+/* A hard link goes on after a failure; a plain link after it still stops. */
+static void link_hardlink_survives_failure(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
+	struct blkring ring;
+
+	ring_fake_ring(&ring, 8, fake);
+	link_read(&ring, 0, 0, BLKRING_SQE_IO_HARDLINK);
+	link_read(&ring, 0, 1, BLKRING_SQE_IO_HARDLINK);
+	link_read(&ring, 0, 2, BLKRING_SQE_IO_LINK);
+	link_read(&ring, 0, 3, 0);
+	CHECK_EQ(blkring_submit(&ring), 4);
+	ring_fake_end_from_thread(fake, 1, -EIO);
+	expect(&ring, 0, -EIO);
+	ring_fake_end_from_thread(fake, 1, -EIO);
+	expect(&ring, 1, -EIO);
+	ring_fake_end_from_thread(fake, 1, -EIO);
+	expect(&ring, 2, -EIO);
+	expect(&ring, 3, -ECANCELED);
+	CHECK_EQ(ring_fake_submitted(fake), 3);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
+/* CQE_SKIP_SUCCESS: successes post nothing, failures and cancels do;
+ * afterwards IO_DRAIN is refused on the ring, as io_uring's. */
+static void link_skip_success(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
+	unsigned skip = BLKRING_SQE_CQE_SKIP_SUCCESS;
+	struct blkring ring;
+
+	ring_fake_ring(&ring, 16, fake);
+	link_nop(&ring, 0, skip);
+	link_read(&ring, 0, 1, skip | BLKRING_SQE_IO_LINK);
+	link_read(&ring, 0, 2, skip | BLKRING_SQE_IO_LINK);
+	link_read(&ring, 0, 3, skip);
+	link_nop(&ring, 4, 0);
+	CHECK_EQ(blkring_submit(&ring), 5);
+	expect(&ring, 4, 0); /* the skipped NOP posted nothing */
+	ring_fake_end_from_thread(fake, 1, 0);
+	/* Entering runs read 1's completion, which posts nothing and starts 2. */
+	while (!ring_fake_held(fake)) {
+		struct blkring_cqe *cqe;
+
+		CHECK_EQ(blkring_peek_cqe(&ring, &cqe), -EAGAIN);
+	}
+	ring_fake_end_from_thread(fake, 1, -EIO);
+	expect(&ring, 2, -EIO);
+	expect(&ring, 3, -ECANCELED);
+	CHECK_EQ(blkring_cq_ready(&ring), 0);
+	link_nop(&ring, 5, BLKRING_SQE_IO_DRAIN);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	expect(&ring, 5, -EOPNOTSUPP);
 	blkring_queue_exit(&ring);
 	ring_fake_destroy(fake);
 }
@@ -199,6 +258,8 @@ int main(int argc, char **argv)
 	    {"ring-link-all-succeed", link_all_succeed, 0},
 	    {"ring-link-one-at-a-time", link_one_at_a_time, 0},
 	    {"ring-link-failure-cancels-rest", link_failure_cancels_rest, 0},
+	    {"ring-link-hardlink-survives-failure", link_hardlink_survives_failure, 0},
+	    {"ring-link-skip-success", link_skip_success, 0},
 	    {"ring-link-issue-error-cancels-rest", link_issue_error_cancels_rest, 0},
 	    {"ring-link-prep-failure-fails-chain", link_prep_failure_fails_chain, 0},
 	    {"ring-link-open-at-end", link_open_at_end, 0},

@@ -64,6 +64,10 @@ void blkring__overflow_free(struct blkring__ctx *ctx)
 static void req_post_one(struct blkring__ctx *ctx, struct blkring_req *req, int res)
 {
 	ctx->nr_done++;
+	if (unlikely(req->flags & REQ_F_SKIP) && res >= 0) {
+		blkring__req_free(ctx, req);
+		return;
+	}
 	if (likely(!ctx->ovf_head && !blkring__cq_full(ctx))) {
 		blkring__cqe_fill(ctx, req->user_data, res);
 		blkring__req_free(ctx, req);
@@ -88,10 +92,12 @@ static void link_cancel(struct blkring__ctx *ctx, struct blkring_req *req)
 void blkring__req_post(struct blkring__ctx *ctx, struct blkring_req *req, int res)
 {
 	struct blkring_req *link = req->link;
+	/* Read before the post frees req. */
+	bool severs = res < 0 && !(req->sqe_flags & BLKRING_SQE_IO_HARDLINK);
 
 	req_post_one(ctx, req, res);
 	if (unlikely(link)) {
-		if (res < 0)
+		if (severs)
 			link_cancel(ctx, link);
 		else
 			blkring__req_queue_next(ctx, link);

@@ -19,7 +19,10 @@
 #include "ring.h"
 #include "rw.h"
 
-#define BLKRING_SQE_VALID (BLKRING_SQE_IO_DRAIN | BLKRING_SQE_IO_LINK | BLKRING_SQE_ASYNC)
+#define BLKRING_SQE_VALID                                                       \
+	(BLKRING_SQE_IO_DRAIN | BLKRING_SQE_IO_LINK | BLKRING_SQE_IO_HARDLINK | \
+	 BLKRING_SQE_ASYNC | BLKRING_SQE_CQE_SKIP_SUCCESS)
+#define SQE_LINKS (BLKRING_SQE_IO_LINK | BLKRING_SQE_IO_HARDLINK)
 
 static void req_punt(struct blkring__ctx *ctx, struct blkring_req *req)
 {
@@ -241,7 +244,7 @@ static void link_add(struct blkring__ctx *ctx, struct blkring_req *req)
 		head->result = -ECANCELED;
 	}
 	head->flags |= req->flags & REQ_F_DRAIN;
-	if (req->sqe_flags & BLKRING_SQE_IO_LINK)
+	if (req->sqe_flags & SQE_LINKS)
 		return;
 	ctx->link_head = NULL;
 	queue_unit(ctx, head);
@@ -253,15 +256,22 @@ static void submit_any(struct blkring__ctx *ctx, struct blkring_req *req,
 {
 	int ret = req_prep(ctx, req, sqe);
 
+	/* As io_uring: a CQE that may not come would leave a drain waiting. */
+	if (unlikely(req->sqe_flags & BLKRING_SQE_CQE_SKIP_SUCCESS)) {
+		ctx->drain_disabled = true;
+		req->flags |= REQ_F_SKIP;
+	}
+	if (unlikely(req->sqe_flags & BLKRING_SQE_IO_DRAIN) && !ret)
+		ret = ctx->drain_disabled ? -EOPNOTSUPP : 0;
 	if (unlikely(ret)) {
 		req->flags |= REQ_F_FAIL;
 		req->result = ret;
-	}
-	if (unlikely(req->sqe_flags & BLKRING_SQE_IO_DRAIN))
+	} else if (unlikely(req->sqe_flags & BLKRING_SQE_IO_DRAIN)) {
 		req->flags |= REQ_F_DRAIN;
+	}
 	if (unlikely(ctx->link_head))
 		link_add(ctx, req);
-	else if (unlikely(req->sqe_flags & BLKRING_SQE_IO_LINK))
+	else if (unlikely(req->sqe_flags & SQE_LINKS))
 		ctx->link_head = ctx->link_tail = req;
 	else
 		queue_unit(ctx, req);

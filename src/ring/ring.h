@@ -102,6 +102,7 @@ struct blkring__io_wq {
 #define REQ_F_NOWAIT (1U << 1)   /* the user asked for -EAGAIN rather than a wait */
 #define REQ_F_DRAIN (1U << 2)    /* the unit headed by this request drains */
 #define REQ_F_IOV_HEAP (1U << 3) /* req->iov was allocated: more than the inline vectors */
+#define REQ_F_SKIP (1U << 4)     /* CQE_SKIP_SUCCESS: a success posts nothing */
 
 struct blkring_req {
 	/* What submission and completion touch, first. */
@@ -178,6 +179,7 @@ struct blkring__ctx {
 	struct blkring_req *defer_head, *defer_tail; /* held back by IO_DRAIN */
 	uint32_t drain_barrier; /* later requests start once nr_done reaches it */
 	bool drain_active;
+	bool drain_disabled; /* a CQE_SKIP_SUCCESS SQE was seen: IO_DRAIN is refused */
 	bool exiting;
 
 	struct blkring_req *ovf_head, *ovf_tail;
@@ -281,7 +283,8 @@ static inline void blkring__cqe_fill(struct blkring__ctx *ctx, uint64_t user_dat
 static inline void blkring__req_post_fast(struct blkring__ctx *ctx, struct blkring_req *req,
                                           int res)
 {
-	if (unlikely(req->link || ctx->ovf_head || blkring__cq_full(ctx))) {
+	if (unlikely(req->link || (req->flags & REQ_F_SKIP) || ctx->ovf_head ||
+	             blkring__cq_full(ctx))) {
 		blkring__req_post(ctx, req, res);
 		return;
 	}
