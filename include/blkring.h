@@ -411,6 +411,11 @@ BLKRING_API int blkring_wait_cqes(struct blkring *ring, struct blkring_cqe **cqe
                                   sigset_t *sigmask);
 BLKRING_API int blkring_wait_cqe_timeout(struct blkring *ring, struct blkring_cqe **cqe_ptr,
                                          struct __kernel_timespec *ts);
+/* Submits, then waits as blkring_wait_cqes(); returns how many SQEs it
+ * submitted, or the wait's error (-ETIME, -EINTR). */
+BLKRING_API int blkring_submit_and_wait_timeout(struct blkring *ring, struct blkring_cqe **cqe_ptr,
+                                                unsigned wait_nr, struct __kernel_timespec *ts,
+                                                sigset_t *sigmask);
 /* Up to count ready CQEs, oldest first, not consumed (blkring_cq_advance). */
 BLKRING_API unsigned blkring_peek_batch_cqe(struct blkring *ring, struct blkring_cqe **cqes,
                                             unsigned count);
@@ -436,6 +441,32 @@ struct blkring_ring_stats {
 };
 
 BLKRING_API int blkring_ring_stats(struct blkring *ring, struct blkring_ring_stats *stats);
+
+/* Which opcodes exist (io_uring's probe): ops[op].flags has
+ * BLKRING_OP_SUPPORTED for each; free it with blkring_free_probe(). */
+#define BLKRING_OP_SUPPORTED (1U << 0)
+struct blkring_probe_op {
+	uint8_t op;
+	uint8_t resv;
+	uint16_t flags; /* BLKRING_OP_SUPPORTED */
+	uint32_t resv2;
+};
+struct blkring_probe {
+	uint8_t last_op; /* the highest opcode this library knows */
+	uint8_t ops_len; /* entries in ops[] */
+	uint16_t resv;
+	uint32_t resv2[3];
+	struct blkring_probe_op ops[];
+};
+BLKRING_API struct blkring_probe *blkring_get_probe_ring(struct blkring *ring);
+BLKRING_API struct blkring_probe *blkring_get_probe(void);
+BLKRING_API void blkring_free_probe(struct blkring_probe *probe);
+static inline int blkring_opcode_supported(const struct blkring_probe *p, int op)
+{
+	if (op < 0 || op > p->last_op)
+		return 0;
+	return (p->ops[op].flags & BLKRING_OP_SUPPORTED) != 0;
+}
 
 static inline struct blkring_sqe *blkring_get_sqe(struct blkring *ring)
 {
@@ -497,6 +528,19 @@ static inline int blkring_wait_cqe(struct blkring *ring, struct blkring_cqe **cq
 {
 	*cqe_ptr = blkring__cq_first(ring);
 	return *cqe_ptr ? 0 : blkring__get_cqe(ring, cqe_ptr, 1, NULL);
+}
+
+/* Waits until wait_nr CQEs are ready; *cqe_ptr is the oldest. */
+static inline int blkring_wait_cqe_nr(struct blkring *ring, struct blkring_cqe **cqe_ptr,
+                                      unsigned wait_nr)
+{
+	return blkring__get_cqe(ring, cqe_ptr, wait_nr, NULL);
+}
+
+/* Completions wait on the overflow list for room in the CQ. */
+static inline int blkring_cq_has_overflow(const struct blkring *ring)
+{
+	return (blkring__load(ring->sq.kflags, relaxed) & BLKRING_SQ_CQ_OVERFLOW) != 0;
 }
 
 #define blkring_for_each_cqe(ring, head, cqe)                       \

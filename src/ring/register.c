@@ -94,3 +94,33 @@ int blkring_unregister_devices(struct blkring *ring)
 	blkring__register_end(ctx);
 	return ret;
 }
+
+/* ---- the probe ---- */
+
+struct blkring_probe *blkring_get_probe(void)
+{
+	struct blkring_probe *p =
+	    calloc(1, sizeof(*p) + BLKRING_OP_LAST * sizeof(struct blkring_probe_op));
+
+	if (!p)
+		return NULL;
+	p->last_op = BLKRING_OP_LAST - 1;
+	p->ops_len = BLKRING_OP_LAST;
+	for (unsigned op = 0; op < BLKRING_OP_LAST; op++) {
+		p->ops[op].op = (uint8_t)op;
+		if (blkring__ops[op].prep)
+			p->ops[op].flags = BLKRING_OP_SUPPORTED;
+	}
+	return p;
+}
+
+/* Every ring takes every opcode the library has. */
+struct blkring_probe *blkring_get_probe_ring(struct blkring *ring)
+{
+	return ring && ring->ctx ? blkring_get_probe() : NULL;
+}
+
+void blkring_free_probe(struct blkring_probe *probe)
+{
+	free(probe);
+}

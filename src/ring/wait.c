@@ -159,6 +159,20 @@ int blkring_wait_cqe_timeout(struct blkring *ring, struct blkring_cqe **cqe_ptr,
 	return blkring_wait_cqes(ring, cqe_ptr, 1, ts, NULL);
 }
 
+int blkring_submit_and_wait_timeout(struct blkring *ring, struct blkring_cqe **cqe_ptr,
+                                    unsigned wait_nr, struct __kernel_timespec *ts,
+                                    sigset_t *sigmask)
+{
+	int submitted = blkring_submit(ring);
+	int ret;
+
+	*cqe_ptr = NULL;
+	if (submitted < 0)
+		return submitted;
+	ret = blkring_wait_cqes(ring, cqe_ptr, wait_nr, ts, sigmask);
+	return ret < 0 && ret != -EAGAIN ? ret : submitted;
+}
+
 int blkring_submit_and_wait(struct blkring *ring, unsigned wait_nr)
 {
 	struct blkring_cqe *cqe;
