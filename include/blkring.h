@@ -15,6 +15,7 @@
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 500
 #endif
+#include <errno.h>
 #include <linux/time_types.h>
 #include <signal.h>
 #include <stddef.h>
@@ -172,6 +173,9 @@ enum {
 /* Flags the ring publishes in *sq.kflags (io_uring's bits). */
 #define BLKRING_SQ_NEED_WAKEUP (1U << 0)
 #define BLKRING_SQ_CQ_OVERFLOW (1U << 1)
+
+/* Flags the application sets in *cq.kflags (io_uring's bits). */
+#define BLKRING_CQ_EVENTFD_DISABLED (1U << 0) /* the registered eventfd is not signalled */
 
 struct blkring_params {
 	uint32_t sq_entries;     /* out: SQ size (entries rounded up to a power of 2) */
@@ -441,6 +445,37 @@ struct blkring_ring_stats {
 };
 
 BLKRING_API int blkring_ring_stats(struct blkring *ring, struct blkring_ring_stats *stats);
+
+/*
+ * An eventfd signalled when completions come (io_uring's): for an event
+ * loop that sits in epoll and then reaps the ring.  _async: only for
+ * completions that end on other threads than the ring's owner.  -EBUSY
+ * when one is registered; unregistering none is -ENXIO.
+ */
+BLKRING_API int blkring_register_eventfd(struct blkring *ring, int fd);
+BLKRING_API int blkring_register_eventfd_async(struct blkring *ring, int fd);
+BLKRING_API int blkring_unregister_eventfd(struct blkring *ring);
+
+static inline int blkring_cq_eventfd_enabled(const struct blkring *ring)
+{
+	return !(blkring__load(ring->cq.kflags, relaxed) & BLKRING_CQ_EVENTFD_DISABLED);
+}
+
+/* As liburing's: 0, or -EOPNOTSUPP for a ring without a CQ flags word. */
+static inline int blkring_cq_eventfd_toggle(struct blkring *ring, int enabled)
+{
+	uint32_t flags;
+
+	if (!ring->cq.kflags)
+		return -EOPNOTSUPP;
+	flags = blkring__load(ring->cq.kflags, relaxed);
+	if (!!enabled == blkring_cq_eventfd_enabled(ring))
+		return 0;
+	flags =
+	    enabled ? flags & ~BLKRING_CQ_EVENTFD_DISABLED : flags | BLKRING_CQ_EVENTFD_DISABLED;
+	blkring__store(ring->cq.kflags, flags, relaxed);
+	return 0;
+}
 
 /* Which opcodes exist (io_uring's probe): ops[op].flags has
  * BLKRING_OP_SUPPORTED for each; free it with blkring_free_probe(). */

@@ -190,7 +190,13 @@ struct blkring__ctx {
 	struct blkring__req_chunk *chunks;
 	uint32_t tw_taken;            /* task work items taken (DEFER_TASKRUN's lazy wake) */
 	const sigset_t *wait_sigmask; /* blkring_wait_cqes()'s, while it sleeps */
-	struct blkring__sq_data *sq;  /* the SQ thread (SQPOLL), else NULL */
+	/* The registered eventfd (eventfd.c): the ring's dup, -1 for none;
+	 * every dup it made, closed at exit. */
+	_Atomic int ev_fd;
+	bool ev_async;
+	int *ev_kept;
+	unsigned nr_ev_kept;
+	struct blkring__sq_data *sq; /* the SQ thread (SQPOLL), else NULL */
 
 	/* What drivers keep per ring (block/blkdev.h; ioc.c). */
 	struct blkring_ioc ioc;
@@ -344,6 +350,11 @@ int blkring__sq_start(struct blkring__ctx *ctx, const struct blkring_params *p);
 void blkring__sq_stop(struct blkring__ctx *ctx);
 int blkring__sq_park(struct blkring__ctx *ctx);
 void blkring__sq_unpark(struct blkring__ctx *ctx);
+/* eventfd.c */
+void blkring__ev_signal(struct blkring__ctx *ctx, int fd);
+void blkring__ev_posted(struct blkring__ctx *ctx, uint32_t tail);
+void blkring__ev_exit(struct blkring__ctx *ctx);
+
 /* Registration (devices, buffers): the owner, or on an SQPOLL ring the
  * application's thread with the SQ thread parked. */
 int blkring__register_begin(struct blkring__ctx *ctx);

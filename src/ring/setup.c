@@ -132,6 +132,7 @@ static void ring_publish(struct blkring *ring, struct blkring__ctx *ctx)
 
 static void ctx_free(struct blkring__ctx *ctx)
 {
+	blkring__ev_exit(ctx);
 	blkring__ioc_exit(&ctx->ioc);
 	blkring__req_cache_exit(ctx);
 	free(ctx->rings);
@@ -164,6 +165,7 @@ static int ctx_init(struct blkring__ctx *ctx, const struct blkring_params *p)
 	if (ret)
 		return ret;
 	blkring__tw_init(&ctx->tw);
+	atomic_init(&ctx->ev_fd, -1);
 	atomic_init(&ctx->owner, blkring__current());
 	ctx->flags = p->flags;
 	ctx->queue_hint = atomic_fetch_add_explicit(&next_queue_hint, 1, memory_order_relaxed);

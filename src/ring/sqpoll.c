@@ -81,6 +81,9 @@ void blkring__sq_cq_flush(struct blkring__ctx *ctx)
 	/* Published with a full barrier before the waiter's word is read, as
 	 * the waiter has one between its word and the tail: one sees the other. */
 	atomic_exchange_explicit(&ctx->rings->cq_tail, tail, memory_order_seq_cst);
+	/* The application's eventfd, once the CQEs are there to reap. */
+	if (unlikely(atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) >= 0))
+		blkring__ev_signal(ctx, atomic_load_explicit(&ctx->ev_fd, memory_order_acquire));
 	wait = atomic_load_explicit(&sq->cq_wait, memory_order_seq_cst);
 	if (!((wait >> 32) & 1) || wait == sq->cq_woken || (int32_t)(tail - (uint32_t)wait) < 0)
 		return;

@@ -102,6 +102,11 @@ static inline void tw_push(struct blkring__ctx *ctx, struct blkring__tw_node *no
 		node->node.next = (struct llist_node *)head;
 	} while (!atomic_compare_exchange_weak_explicit(
 	    &tw->head, &head, (uintptr_t)node, memory_order_acq_rel, memory_order_relaxed));
+	/* An owner outside the ring learns of the first push by its eventfd
+	 * (an SQ thread signals it when it posts the CQEs). */
+	if (unlikely(!head && atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) >= 0) &&
+	    !ctx->sq)
+		blkring__ev_signal(ctx, atomic_load_explicit(&ctx->ev_fd, memory_order_acquire));
 	/* Acquire: a mark's eventfd was made before the mark was set. */
 	if (unlikely(head & BLKRING__TW_FD_BIT))
 		tw_wake_fd(head);

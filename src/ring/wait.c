@@ -34,6 +34,7 @@ void blkring__enter(struct blkring__ctx *ctx)
 int blkring_submit(struct blkring *ring)
 {
 	struct blkring__ctx *ctx = ring->ctx;
+	uint32_t tail = ctx->cached_cq_tail;
 	bool more;
 	int ret;
 
@@ -55,6 +56,8 @@ int blkring_submit(struct blkring *ring)
 	if (unlikely(ctx->flags & BLKRING_SETUP_TW_ISSUE) &&
 	    !(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN))
 		blkring__enter(ctx);
+	if (unlikely(atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) >= 0))
+		blkring__ev_posted(ctx, tail);
 	return ret;
 }
 
