@@ -330,6 +330,12 @@ BLKRING_API int blkring_dev_write_zeroes(struct blkring_dev *dev, uint64_t offse
 BLKRING_API int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *devs,
                                          unsigned n);
 BLKRING_API int blkring_unregister_devices(struct blkring *ring);
+/* liburing's register_files_sparse and _update: a table of n empty slots;
+ * slots off..off+n-1 set to devs[] (NULL empties one) while other slots
+ * have I/O in flight; returns how many changed. */
+BLKRING_API int blkring_register_devices_sparse(struct blkring *ring, unsigned n);
+BLKRING_API int blkring_register_devices_update(struct blkring *ring, unsigned off,
+                                                struct blkring_dev *const *devs, unsigned n);
 
 /*
  * Buffers for BLKRING_OP_READ_FIXED / WRITE_FIXED, as io_uring's: at most

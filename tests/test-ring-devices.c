@@ -104,6 +104,67 @@ static void devices_unregister_busy(void)
 	ring_fake_destroy(fake);
 }
 
+/* Sparse tables and slot updates, with I/O in flight on other slots and on
+ * the slot that changes (completions on a device thread: TSan watches). */
+static void devices_sparse_update(void)
+{
+	struct blkring_dev *a = test_open("null:size=1M,irqmode=softirq,name=ua");
+	struct blkring_dev *b = test_open("null:size=1M,irqmode=softirq,name=ub");
+	struct blkring_dev *none = NULL;
+	unsigned posted = 0, reaped = 0, ebadf = 0;
+	int ret;
+	static char data[4096];
+	struct blkring ring;
+
+	CHECK_EQ(blkring_queue_init(64, &ring, 0), 0);
+	CHECK_EQ(blkring_register_devices_update(&ring, 0, &a, 1), -ENXIO);
+	CHECK_EQ(blkring_register_devices_sparse(&ring, 0), -EINVAL);
+	CHECK_EQ(blkring_register_devices_sparse(&ring, 4), 0);
+	CHECK_EQ(blkring_register_devices_sparse(&ring, 4), -EBUSY);
+	CHECK_EQ(blkring_register_devices_update(&ring, 3, (struct blkring_dev *[]){a, b}, 2),
+	         -EINVAL);
+	CHECK_EQ(blkring_register_devices_update(&ring, 0, &a, 1), 1);
+	for (unsigned round = 0; round < 300; round++) {
+		struct blkring_dev *next = round % 3 == 0 ? b : round % 3 == 1 ? a : none;
+		struct blkring_cqe *cqe;
+		unsigned head, n = 0;
+
+		for (unsigned i = 0; i < 4; i++) {
+			struct blkring_sqe *sqe = blkring_get_sqe(&ring);
+
+			if (!sqe)
+				break;
+			blkring_prep_read(sqe, i % 2, data, 512, 0);
+			sqe->user_data = i % 2;
+			posted++;
+		}
+		ret = blkring_submit(&ring);
+		if (ret < 0 && ret != -EBUSY)
+			TEST_FAIL("submit: %d", ret);
+		CHECK_EQ(blkring_register_devices_update(&ring, 1, &next, 1), 1);
+		blkring_for_each_cqe (&ring, head, cqe) {
+			CHECK(cqe->res == 512 || (cqe->user_data == 1 && cqe->res == -EBADF));
+			ebadf += cqe->res == -EBADF;
+			n++;
+		}
+		blkring_cq_advance(&ring, n);
+		reaped += n;
+	}
+	while (reaped < posted) {
+		struct blkring_cqe *cqe;
+
+		CHECK(blkring_submit(&ring) >= 0 || blkring_cq_ready(&ring)); /* what -EBUSY left */
+		CHECK_EQ(blkring_wait_cqe(&ring, &cqe), 0);
+		ebadf += cqe->res == -EBADF;
+		blkring_cqe_seen(&ring, cqe);
+		reaped++;
+	}
+	CHECK(ebadf > 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(a), 0);
+	CHECK_EQ(blkring_dev_close(b), 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -111,6 +172,7 @@ int main(int argc, char **argv)
 	    {"ring-devices-register-errors", devices_register_errors, 0},
 	    {"ring-devices-ring-refs", devices_ring_refs, 0},
 	    {"ring-devices-unregister-busy", devices_unregister_busy, 0},
+	    {"ring-devices-sparse-update", devices_sparse_update, 0},
 	    {NULL, NULL, 0},
 	};
 

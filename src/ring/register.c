@@ -10,26 +10,45 @@
 #include "lib/error.h"
 #include "ring.h"
 
+static void slot_set(struct blkring__ctx *ctx, unsigned i, struct blkring_dev *dev)
+{
+	if (ctx->devs[i])
+		atomic_fetch_sub(&ctx->devs[i]->ring_refs, 1);
+	ctx->devs[i] = dev;
+	if (dev)
+		atomic_fetch_add(&dev->ring_refs, 1);
+}
+
+/* devs NULL: a table of n empty slots (liburing's register_files_sparse). */
 static int devices_register(struct blkring__ctx *ctx, struct blkring_dev *const *devs, unsigned n)
 {
-	struct blkring_dev **table;
-
 	if (ctx->devs)
 		return blkring__error(-EBUSY, "register devices: the ring already has a table");
-	if (!devs || !n || n > BLKRING_MAX_DEVICES)
+	if (!n || n > BLKRING_MAX_DEVICES)
 		return blkring__error(-EINVAL, "register devices: %u devices: expected 1 to %u", n,
 		                      BLKRING_MAX_DEVICES);
-	table = calloc(n, sizeof(*table));
-	if (!table)
+	ctx->devs = calloc(n, sizeof(*ctx->devs));
+	if (!ctx->devs)
 		return -ENOMEM;
-	for (unsigned i = 0; i < n; i++) {
-		table[i] = devs[i];
-		if (devs[i])
-			atomic_fetch_add(&devs[i]->ring_refs, 1);
-	}
-	ctx->devs = table;
 	ctx->nr_devs = n;
+	for (unsigned i = 0; devs && i < n; i++)
+		slot_set(ctx, i, devs[i]);
 	return 0;
+}
+
+/* Requests already issued keep the device they named; new SQEs see the
+ * new slot.  Returns how many slots changed. */
+static int devices_update(struct blkring__ctx *ctx, unsigned off, struct blkring_dev *const *devs,
+                          unsigned n)
+{
+	if (!ctx->devs)
+		return -ENXIO;
+	if (!devs || off > ctx->nr_devs || n > ctx->nr_devs - off)
+		return blkring__error(-EINVAL, "update devices: slots %u to %u: the table has %u",
+		                      off, off + n, ctx->nr_devs);
+	for (unsigned i = 0; i < n; i++)
+		slot_set(ctx, off + i, devs[i]);
+	return (int)n;
 }
 
 /* The drivers' per-ring queues refer to the devices: they go first. */
@@ -78,7 +97,33 @@ int blkring_register_devices(struct blkring *ring, struct blkring_dev *const *de
 
 	if (ret)
 		return ret;
-	ret = devices_register(ctx, devs, n);
+	ret = devs ? devices_register(ctx, devs, n)
+	           : blkring__error(-EINVAL, "register devices: no devices given");
+	blkring__register_end(ctx);
+	return ret;
+}
+
+int blkring_register_devices_sparse(struct blkring *ring, unsigned n)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	int ret = blkring__register_begin(ctx);
+
+	if (ret)
+		return ret;
+	ret = devices_register(ctx, NULL, n);
+	blkring__register_end(ctx);
+	return ret;
+}
+
+int blkring_register_devices_update(struct blkring *ring, unsigned off,
+                                    struct blkring_dev *const *devs, unsigned n)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+	int ret = blkring__register_begin(ctx);
+
+	if (ret)
+		return ret;
+	ret = devices_update(ctx, off, devs, n);
 	blkring__register_end(ctx);
 	return ret;
 }
