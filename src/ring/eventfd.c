@@ -10,10 +10,14 @@
  *
  * The ring signals its own dup() of the descriptor and keeps every dup
  * until exit: a completion thread may still hold one it loaded just before
- * an unregister, and a closed number could be another file's by then.
+ * an unregister, and a closed number could be another file's by then.  A
+ * completing thread counts itself in ev_users before its push and out
+ * after its signal; exit waits for the count to drain before it closes the
+ * dups and frees the ring.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -27,6 +31,26 @@ void blkring__ev_signal(struct blkring__ctx *ctx, int fd)
 	    BLKRING_CQ_EVENTFD_DISABLED)
 		return;
 	eventfd_write(fd, 1); /* a full counter: signalled already */
+}
+
+int blkring__ev_get(struct blkring__ctx *ctx)
+{
+	int fd;
+
+	if (likely(atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) < 0))
+		return -1;
+	atomic_fetch_add_explicit(&ctx->ev_users, 1, memory_order_seq_cst);
+	fd = atomic_load_explicit(&ctx->ev_fd, memory_order_acquire);
+	if (fd < 0)
+		atomic_fetch_sub_explicit(&ctx->ev_users, 1, memory_order_release);
+	return fd;
+}
+
+void blkring__ev_put(struct blkring__ctx *ctx, int fd, bool signal)
+{
+	if (signal)
+		blkring__ev_signal(ctx, fd);
+	atomic_fetch_sub_explicit(&ctx->ev_users, 1, memory_order_release);
 }
 
 /* The owner posted CQEs since its call began at CQ tail `tail`. */
@@ -107,6 +131,9 @@ int blkring_unregister_eventfd(struct blkring *ring)
 
 void blkring__ev_exit(struct blkring__ctx *ctx)
 {
+	atomic_store_explicit(&ctx->ev_fd, -1, memory_order_seq_cst);
+	while (atomic_load_explicit(&ctx->ev_users, memory_order_acquire))
+		sched_yield();
 	for (unsigned i = 0; i < ctx->nr_ev_kept; i++)
 		close(ctx->ev_kept[i]);
 	free(ctx->ev_kept);

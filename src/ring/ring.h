@@ -193,6 +193,7 @@ struct blkring__ctx {
 	/* The registered eventfd (eventfd.c): the ring's dup, -1 for none;
 	 * every dup it made, closed at exit. */
 	_Atomic int ev_fd;
+	_Atomic uint32_t ev_users; /* completing threads between their push and signal */
 	bool ev_async;
 	int *ev_kept;
 	unsigned nr_ev_kept;
@@ -352,6 +353,10 @@ int blkring__sq_park(struct blkring__ctx *ctx);
 void blkring__sq_unpark(struct blkring__ctx *ctx);
 /* eventfd.c */
 void blkring__ev_signal(struct blkring__ctx *ctx, int fd);
+/* A completing thread's hold on the eventfd across its push: the fd, or -1
+ * (no hold) when none is registered; put signals it when asked. */
+int blkring__ev_get(struct blkring__ctx *ctx);
+void blkring__ev_put(struct blkring__ctx *ctx, int fd, bool signal);
 void blkring__ev_posted(struct blkring__ctx *ctx, uint32_t tail);
 void blkring__ev_exit(struct blkring__ctx *ctx);
 

@@ -92,6 +92,10 @@ static inline void tw_push(struct blkring__ctx *ctx, struct blkring__tw_node *no
 	bool lazy = ctx->flags & BLKRING_SETUP_DEFER_TASKRUN;
 	uint32_t nr = 0, wake_at = 0;
 	uintptr_t head;
+	/* Read before the push: after it the ring may be gone, but for the
+	 * eventfd's users count, which exit waits out (eventfd.c).  An SQ
+	 * thread signals the eventfd itself, when it posts the CQEs. */
+	int ev = (ctx->flags & BLKRING_SETUP_SQPOLL) ? -1 : blkring__ev_get(ctx);
 
 	if (lazy) {
 		nr = atomic_fetch_add_explicit(&tw->nr_added, 1, memory_order_seq_cst) + 1;
@@ -102,11 +106,9 @@ static inline void tw_push(struct blkring__ctx *ctx, struct blkring__tw_node *no
 		node->node.next = (struct llist_node *)head;
 	} while (!atomic_compare_exchange_weak_explicit(
 	    &tw->head, &head, (uintptr_t)node, memory_order_acq_rel, memory_order_relaxed));
-	/* An owner outside the ring learns of the first push by its eventfd
-	 * (an SQ thread signals it when it posts the CQEs). */
-	if (unlikely(!head && atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) >= 0) &&
-	    !ctx->sq)
-		blkring__ev_signal(ctx, atomic_load_explicit(&ctx->ev_fd, memory_order_acquire));
+	/* An owner outside the ring learns of the first push by its eventfd. */
+	if (unlikely(ev >= 0))
+		blkring__ev_put(ctx, ev, !head);
 	/* Acquire: a mark's eventfd was made before the mark was set. */
 	if (unlikely(head & BLKRING__TW_FD_BIT))
 		tw_wake_fd(head);

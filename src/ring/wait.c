@@ -34,12 +34,13 @@ void blkring__enter(struct blkring__ctx *ctx)
 int blkring_submit(struct blkring *ring)
 {
 	struct blkring__ctx *ctx = ring->ctx;
-	uint32_t tail = ctx->cached_cq_tail;
+	uint32_t tail;
 	bool more;
 	int ret;
 
 	if (unlikely(!blkring__is_owner(ctx)))
 		return ctx->sq ? blkring__sq_submit(ring) : -EEXIST;
+	tail = ctx->cached_cq_tail;
 	atomic_store_explicit(ring->sq.ktail, ring->sq.sqe_tail, memory_order_release);
 	more = ring->sq.sqe_tail != ctx->cached_sq_head;
 	enter(ctx, !more);
