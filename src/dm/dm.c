@@ -78,9 +78,10 @@ static inline struct blkring_ioc *dm_clone_ioc(const struct blkring_bio *orig)
 	return unlikely(orig->flags & BIO_POLLED) ? NULL : orig->ioc;
 }
 
-/* One split in progress.  The clone queued last holds the submitter's
- * in-flight count and the original's own `remaining`; each earlier clone
- * takes its own, so a single-clone I/O takes neither. */
+/* One split in progress.  Each clone holds an in-flight count of its own
+ * (the submitter's stands until the split is handed over); the clone
+ * queued last holds the original's own `remaining`, each earlier clone
+ * takes one. */
 struct dm_io {
 	struct dm_volume *v;
 	struct blkring_bio *orig;
@@ -181,10 +182,9 @@ static int dm_issue(struct dm_io *io, struct dm_target *ti, struct dm_clone *c, 
 	int ret;
 
 	dm_track(io, c);
-	if (!last) {
-		dm_inflight_get(&io->v->inflight);
+	dm_inflight_get(&io->v->inflight);
+	if (!last)
 		atomic_fetch_add_explicit(&io->orig->remaining, 1, memory_order_relaxed);
-	}
 	io->issued = true;
 	if (ti->type->map(ti, &c->bio) != DM_MAPIO_REMAPPED)
 		return 0;
@@ -360,10 +360,10 @@ static inline int dm_issue_one(struct dm_clone *c, struct dm_volume *v, struct d
                                struct blkring_bio *orig)
 {
 	dm_clone_rw(c, v, orig);
+	dm_inflight_get(&v->inflight);
 	if (ti->type->map(ti, &c->bio) != DM_MAPIO_REMAPPED)
 		return 0;
-	/* Only a BIO_NOWAIT bio may be refused (blkdev.h): this submit cannot
-	 * fail, and the call is the last thing done here. */
+	/* Only a BIO_NOWAIT bio may be refused (blkdev.h): this submit cannot fail. */
 	if (likely(!(c->bio.flags & BIO_NOWAIT) && !blkring__dm_is_volume(c->bio.dev)))
 		return blkring__submit_bio_checked(&c->bio);
 	return dm_submit_one_slow(c);
@@ -375,10 +375,8 @@ static __attribute__((noinline)) int dm_map_one_grow(struct dm_volume *v, struct
 {
 	struct dm_clone *c = blkring__dm_clone_alloc_slow();
 
-	if (unlikely(!c)) {
-		dm_inflight_put(&v->inflight);
+	if (unlikely(!c))
 		return -ENOMEM;
-	}
 	return dm_issue_one(c, v, ti, orig);
 }
 
@@ -426,12 +424,12 @@ static int dm_map(struct dm_io *io, const struct dm_table *t)
 	if (io->pending && io->issued) {
 		/* Failed part way: the last clone carries the error to the original. */
 		dm_track(io, io->pending);
+		dm_inflight_get(&v->inflight);
 		blkring__bio_endio(&io->pending->bio, ret);
 		return 0;
 	}
 	if (io->pending)
 		blkring__dm_clone_free(io->pending);
-	dm_inflight_put(&v->inflight);
 	if (ret)
 		return ret;
 	blkring__bio_endio(orig, 0); /* a flush with nothing to flush */
@@ -497,15 +495,17 @@ static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio);
  * volume was resumed meanwhile. */
 static __attribute__((noinline)) int dm_submit_blocked(struct dm_volume *v, struct blkring_bio *bio)
 {
-	do {
-		int ret;
+	int ret;
 
+	do {
 		dm_inflight_put(&v->inflight);
 		ret = dm_hold(v, bio);
 		if (ret != 1)
 			return ret;
 	} while (dm_inflight_enter_blocked(&v->inflight));
-	return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire), bio);
+	ret = dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire), bio);
+	dm_inflight_put(&v->inflight);
+	return ret;
 }
 
 /* The thread's first I/O through any volume: it takes an in-flight slot. */
@@ -520,13 +520,19 @@ static __attribute__((noinline)) int dm_submit_first(struct blkring_dev *dev,
 static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	struct dm_volume *v = dev->private;
+	int ret;
 
 	dm_poll_set_cookie(&v->poll, bio);
 	if (unlikely(blkring__dm_slot_off < 0))
 		return dm_submit_first(dev, bio);
 	if (unlikely(dm_inflight_enter_blocked(&v->inflight)))
 		return dm_submit_blocked(v, bio);
-	return dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire), bio);
+	/* The submitter's count stands until its clones are handed over: a
+	 * clone that ends meanwhile must not let a suspend free the legs it is
+	 * still inside of (each clone holds its own). */
+	ret = dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire), bio);
+	dm_inflight_put(&v->inflight);
+	return ret;
 }
 
 /* ---- volume objects ---- */
