@@ -235,9 +235,9 @@ static enum file_zero_mode zero_first_mode(struct file_dev *fd, const struct blk
  * in the caller's thread: the synchronous baseline then pays what Linux's
  * does (the mapping's invalidate lock, held for the whole call).
  */
-static bool runs_inline(struct file_dev *fd, const struct blkring_bio *bio)
+static bool runs_inline(struct file_dev *fd, const struct blkring_bio *bio, bool here)
 {
-	return bio->op == REQ_OP_DISCARD && (bio->flags & BIO_SYNC) && fd->bdev;
+	return here && bio->op == REQ_OP_DISCARD && (bio->flags & BIO_SYNC) && fd->bdev;
 }
 
 static bool goes_blocking(struct file_dev *fd, const struct blkring_bio *bio)
@@ -248,14 +248,17 @@ static bool goes_blocking(struct file_dev *fd, const struct blkring_bio *bio)
 	       (enum file_zero_mode)(uintptr_t)bio->driver_data == ZERO_IOCTL;
 }
 
-/* Starts a bio that holds a tag; a negative errno when it could not be. */
-static int dispatch(struct file_dev *fd, struct blkring_bio *bio)
+/* Starts a bio that holds a tag; a negative errno when it could not be.
+ * here: on its submitter's thread, whose ring queue and blocking call it
+ * may use; a bio started by whoever freed a tag goes to the shared queue
+ * (its fields stay as they are: its ring's owner may be polling it). */
+static int dispatch(struct file_dev *fd, struct blkring_bio *bio, bool here)
 {
 	bio->driver_data = NULL;
 	if (unlikely(bio->op > REQ_OP_FLUSH)) {
 		if (bio->op == REQ_OP_WRITE_ZEROES)
 			bio->driver_data = (void *)(uintptr_t)zero_first_mode(fd, bio);
-		if (runs_inline(fd, bio)) {
+		if (runs_inline(fd, bio, here)) {
 			file_blocking_run(fd, bio);
 			return 0;
 		}
@@ -269,7 +272,7 @@ static int dispatch(struct file_dev *fd, struct blkring_bio *bio)
 		if (ret)
 			return ret;
 	}
-	file_queue_bio(file_queue_of(fd, bio), bio);
+	file_queue_bio(file_queue_of(fd, bio, here ? bio->ioc : NULL), bio);
 	return 0;
 }
 
@@ -283,7 +286,7 @@ int file_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	ret = blkring__hctx_get_tag(hctx, bio);
 	if (unlikely(ret <= 0))
 		return ret; /* waiting for a tag (0), or NOWAIT without one */
-	ret = dispatch(fd, bio);
+	ret = dispatch(fd, bio, true);
 	if (unlikely(ret))
 		file_end(fd, bio, ret);
 	return 0;
@@ -307,10 +310,7 @@ void file_end(struct file_dev *fd, struct blkring_bio *bio, int status)
 		bio = next;
 		if (!next)
 			break;
-		/* Started on another thread: not its ring's, nor its caller's. */
-		next->ioc = NULL;
-		next->flags &= (uint8_t)~BIO_SYNC;
-		status = dispatch(fd, next);
+		status = dispatch(fd, next, false);
 		if (!status)
 			break;
 	}

@@ -635,15 +635,16 @@ static struct file_ring_queue *ring_queue_create(struct file_dev *fd, struct blk
 /* The ring's queue for the bio: made on the ring's first I/O to the device,
  * its poll half on the first polled one.  Only reads and writes are polled,
  * as in Linux. */
-struct file_queue *file_queue_of(struct file_dev *fd, struct blkring_bio *bio)
+struct file_queue *file_queue_of(struct file_dev *fd, struct blkring_bio *bio,
+                                 struct blkring_ioc *ioc)
 {
 	struct blkring_ioc_queue *link;
 	struct file_ring_queue *rq;
 
-	if (!bio->ioc)
+	if (!ioc)
 		return &fd->shared.q;
-	link = blkring__ioc_find(bio->ioc, fd->dev);
-	rq = link ? ring_queue(link) : ring_queue_create(fd, bio->ioc);
+	link = blkring__ioc_find(ioc, fd->dev);
+	rq = link ? ring_queue(link) : ring_queue_create(fd, ioc);
 	if (unlikely(!rq || rq->failed))
 		return &fd->shared.q;
 	if (unlikely((bio->flags & BIO_POLLED) && bio->op <= REQ_OP_WRITE)) {

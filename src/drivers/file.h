@@ -136,8 +136,9 @@ void file_queue_teardown(struct file_queue *q);
 /* Queues the bio on q: submitted at once on the shared queue, at the end of
  * the ring's batch otherwise. */
 void file_queue_bio(struct file_queue *q, struct blkring_bio *bio);
-/* The queue a bio goes to. */
-struct file_queue *file_queue_of(struct file_dev *fd, struct blkring_bio *bio);
+/* The queue a bio goes to: its ring's queue for ioc, the shared one for NULL. */
+struct file_queue *file_queue_of(struct file_dev *fd, struct blkring_bio *bio,
+                                 struct blkring_ioc *ioc);
 /* Polled I/O: submits what is queued and ends what completed. */
 unsigned file_queue_poll(struct file_queue *q);
 int file_shared_init(struct file_dev *fd);
