@@ -160,6 +160,8 @@ format:
 clean:
 	rm -rf build
 
+include tests/stress/stress.mk
+
 .SECONDARY:
 
 .PHONY: all tests build-asan build-tsan setup test run install uninstall man format clean
