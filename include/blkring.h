@@ -78,7 +78,8 @@ struct blkring_sqe {
 	union {
 		uint32_t rw_flags; /* BLKRING_RWF_* */
 		uint32_t fsync_flags;
-		uint32_t cmd_flags; /* command flags (BLKRING_ZERO_*) */
+		uint32_t cmd_flags;     /* command flags (BLKRING_ZERO_*) */
+		uint32_t timeout_flags; /* BLKRING_TIMEOUT_* */
 	};
 	uint64_t user_data;
 	uint16_t buf_index;
@@ -103,6 +104,9 @@ enum {
 	BLKRING_OP_FSYNC = 3,
 	BLKRING_OP_READ_FIXED = 4, /* a registered buffer: sqe->buf_index */
 	BLKRING_OP_WRITE_FIXED = 5,
+	BLKRING_OP_TIMEOUT = 11,        /* addr: a struct __kernel_timespec; off: a count */
+	BLKRING_OP_TIMEOUT_REMOVE = 12, /* addr: the timeout's user_data */
+	BLKRING_OP_LINK_TIMEOUT = 15,   /* bounds the request it is linked after */
 	BLKRING_OP_READ = 22,
 	BLKRING_OP_WRITE = 23,
 	BLKRING_OP_URING_CMD = 46, /* a command the device defines: sqe->cmd_op */
@@ -123,6 +127,12 @@ enum {
 #define BLKRING_RWF_DSYNC (1U << 1)  /* a write durable on completion (FUA) */
 #define BLKRING_RWF_SYNC (1U << 2)   /* the same: a block device has no metadata apart */
 #define BLKRING_RWF_NOWAIT (1U << 3) /* fail with -EAGAIN rather than wait */
+
+/* sqe->timeout_flags (io_uring's values). */
+#define BLKRING_TIMEOUT_ABS (1U << 0)      /* an absolute time, not a length */
+#define BLKRING_TIMEOUT_UPDATE (1U << 1)   /* TIMEOUT_REMOVE: re-arm it with sqe->addr2 */
+#define BLKRING_TIMEOUT_BOOTTIME (1U << 2) /* CLOCK_BOOTTIME (default CLOCK_MONOTONIC) */
+#define BLKRING_TIMEOUT_REALTIME (1U << 3) /* CLOCK_REALTIME */
 
 /* sqe->fsync_flags (io_uring's IORING_FSYNC_DATASYNC): a device flush either way. */
 #define BLKRING_FSYNC_DATASYNC (1U << 0)
@@ -679,6 +689,40 @@ static inline void blkring_prep_fsync(struct blkring_sqe *sqe, int dev, unsigned
 {
 	blkring_prep_rw(BLKRING_OP_FSYNC, sqe, dev, NULL, 0, 0);
 	sqe->fsync_flags = fsync_flags;
+}
+
+/* liburing's: completes -ETIME when ts passes, 0 once count other CQEs
+ * came first (0: no count); ts is read at submit. */
+static inline void blkring_prep_timeout(struct blkring_sqe *sqe, struct __kernel_timespec *ts,
+                                        unsigned count, unsigned flags)
+{
+	blkring_prep_rw(BLKRING_OP_TIMEOUT, sqe, -1, ts, 1, count);
+	sqe->timeout_flags = flags;
+}
+
+static inline void blkring_prep_timeout_remove(struct blkring_sqe *sqe, uint64_t user_data,
+                                               unsigned flags)
+{
+	blkring_prep_rw(BLKRING_OP_TIMEOUT_REMOVE, sqe, -1, NULL, 0, 0);
+	sqe->addr = user_data;
+	sqe->timeout_flags = flags;
+}
+
+static inline void blkring_prep_timeout_update(struct blkring_sqe *sqe,
+                                               struct __kernel_timespec *ts, uint64_t user_data,
+                                               unsigned flags)
+{
+	blkring_prep_rw(BLKRING_OP_TIMEOUT_REMOVE, sqe, -1, NULL, 0, (uintptr_t)ts);
+	sqe->addr = user_data;
+	sqe->timeout_flags = flags | BLKRING_TIMEOUT_UPDATE;
+}
+
+/* Linked after a request (IO_LINK on it): cancels it when ts passes first. */
+static inline void blkring_prep_link_timeout(struct blkring_sqe *sqe, struct __kernel_timespec *ts,
+                                             unsigned flags)
+{
+	blkring_prep_rw(BLKRING_OP_LINK_TIMEOUT, sqe, -1, ts, 1, 0);
+	sqe->timeout_flags = flags;
 }
 
 static inline void blkring_prep_cmd_discard(struct blkring_sqe *sqe, int dev, uint64_t offset,

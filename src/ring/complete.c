@@ -97,6 +97,10 @@ void blkring__req_post(struct blkring__ctx *ctx, struct blkring_req *req, int re
 
 	req_post_one(ctx, req, res);
 	if (unlikely(link)) {
+		if (unlikely(link->opcode == BLKRING_OP_LINK_TIMEOUT))
+			link = blkring__ltimeout_done(ctx, link);
+		if (!link)
+			return;
 		if (severs)
 			link_cancel(ctx, link);
 		else

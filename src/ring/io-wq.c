@@ -109,6 +109,28 @@ struct blkring__wq_work *blkring__io_wq_cancel_queued(struct blkring__io_wq *wq)
 	return list;
 }
 
+bool blkring__io_wq_cancel_one(struct blkring__io_wq *wq, struct blkring__wq_work *work)
+{
+	struct blkring__wq_work **pos;
+	bool found = false;
+
+	pthread_mutex_lock(&wq->lock);
+	for (pos = &wq->head; *pos; pos = &(*pos)->next) {
+		if (*pos != work)
+			continue;
+		*pos = work->next;
+		if (wq->tail == work)
+			wq->tail = NULL;
+		for (struct blkring__wq_work *w = wq->head; w; w = w->next)
+			wq->tail = w;
+		wq->nr_queued--;
+		found = true;
+		break;
+	}
+	pthread_mutex_unlock(&wq->lock);
+	return found;
+}
+
 unsigned blkring__io_wq_workers(struct blkring__io_wq *wq)
 {
 	unsigned nr;

@@ -134,10 +134,20 @@ struct blkring_req {
 	struct iovec *iov;
 	struct blkring_bio bio;
 
-	/* Inline space: the command's SQE copy, or a short iovec array. */
+	/* Inline space: the command's SQE copy, a short iovec array, or a
+	 * timeout's state (timeout.c). */
 	union {
 		struct blkring_sqe cmd;
 		struct iovec fast_iov[BLKRING_FAST_IOVECS];
+		struct {
+			struct blkring_req *prev, *next; /* ctx->timeouts, while armed */
+			uint64_t deadline;               /* CLOCK_MONOTONIC ns */
+			uint32_t target;                 /* count: the CQ tail it waits for */
+			bool counted, armed;
+			struct blkring_req *guarded; /* LINK_TIMEOUT: the request it bounds */
+			uint64_t key;                /* TIMEOUT_REMOVE: whose user_data */
+			uint64_t update; /* TIMEOUT_REMOVE with UPDATE: the new deadline */
+		} tm;
 	};
 };
 
@@ -183,6 +193,7 @@ struct blkring__ctx {
 	bool exiting;
 
 	struct blkring_req *ovf_head, *ovf_tail;
+	struct blkring_req *timeouts; /* armed timeouts (timeout.c) */
 	/* IOPOLL: polled requests in flight, in issue order (iopoll.c). */
 	struct blkring_req *iopoll_head, *iopoll_tail;
 
@@ -335,7 +346,9 @@ void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node);
 unsigned blkring__tw_run(struct blkring__ctx *ctx);
 int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline);
 int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct timespec *deadline);
-void blkring__tw_idle(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ctx *ctx));
+/* The SQ thread's sleep, until task work, a kick or the deadline (NULL: none). */
+void blkring__tw_idle(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ctx *ctx),
+                      const struct timespec *deadline);
 void blkring__tw_kick(struct blkring__ctx *ctx);
 bool blkring__time_left(const struct timespec *deadline, struct timespec *left);
 
@@ -351,6 +364,21 @@ int blkring__sq_start(struct blkring__ctx *ctx, const struct blkring_params *p);
 void blkring__sq_stop(struct blkring__ctx *ctx);
 int blkring__sq_park(struct blkring__ctx *ctx);
 void blkring__sq_unpark(struct blkring__ctx *ctx);
+/* timeout.c */
+void blkring__timeouts_run(struct blkring__ctx *ctx);
+/* The earliest armed deadline (CLOCK_MONOTONIC ns), 0 for none. */
+uint64_t blkring__timeouts_next(struct blkring__ctx *ctx);
+void blkring__timeouts_cancel(struct blkring__ctx *ctx);
+void blkring__ltimeout_arm(struct blkring__ctx *ctx, struct blkring_req *req);
+struct blkring_req *blkring__ltimeout_done(struct blkring__ctx *ctx, struct blkring_req *t);
+int blkring__timeout_prep(struct blkring__ctx *ctx, struct blkring_req *req,
+                          const struct blkring_sqe *sqe);
+int blkring__timeout_issue(struct blkring_req *req, unsigned issue_flags);
+int blkring__timeout_remove_prep(struct blkring__ctx *ctx, struct blkring_req *req,
+                                 const struct blkring_sqe *sqe);
+int blkring__timeout_remove_issue(struct blkring_req *req, unsigned issue_flags);
+int blkring__link_timeout_issue(struct blkring_req *req, unsigned issue_flags);
+
 /* eventfd.c */
 void blkring__ev_signal(struct blkring__ctx *ctx, int fd);
 /* A completing thread's hold on the eventfd across its push: the fd, or -1
@@ -382,6 +410,8 @@ int blkring__io_wq_init(struct blkring__io_wq *wq, unsigned max_workers,
                         void (*run)(struct blkring__wq_work *work));
 int blkring__io_wq_enqueue(struct blkring__io_wq *wq, struct blkring__wq_work *work);
 struct blkring__wq_work *blkring__io_wq_cancel_queued(struct blkring__io_wq *wq);
+/* Takes one work item off the queue: false when a worker has it already. */
+bool blkring__io_wq_cancel_one(struct blkring__io_wq *wq, struct blkring__wq_work *work);
 unsigned blkring__io_wq_workers(struct blkring__io_wq *wq);
 void blkring__io_wq_exit(struct blkring__io_wq *wq);
 

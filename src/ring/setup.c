@@ -251,6 +251,7 @@ void blkring_queue_exit(struct blkring *ring)
 	atomic_store_explicit(&ctx->owner, blkring__current(), memory_order_relaxed);
 	ctx->exiting = true;
 	blkring__cancel_deferred(ctx);
+	blkring__timeouts_cancel(ctx);
 	exit_cancel_queued_work(ctx);
 	exit_wait_inflight(ctx);
 	blkring__io_wq_exit(&ctx->wq);

@@ -132,6 +132,8 @@ static bool sq_pass(struct blkring__ctx *ctx)
 	blkring__issue_pending(ctx);
 	if (unlikely(ctx->ioc.flush_pending))
 		blkring__flush_queues(ctx);
+	if (unlikely(ctx->timeouts))
+		blkring__timeouts_run(ctx);
 	if (unlikely(blkring__iopoll_pending(ctx)))
 		nr += blkring__iopoll(ctx);
 	blkring__cq_flush(ctx);
@@ -142,8 +144,11 @@ static void sq_sleep(struct blkring__ctx *ctx)
 {
 	_Atomic uint32_t *flags = &ctx->rings->sq_flags;
 
+	uint64_t ns = ctx->timeouts ? blkring__timeouts_next(ctx) : 0;
+	struct timespec first = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
+
 	atomic_fetch_or_explicit(flags, BLKRING_SQ_NEED_WAKEUP, memory_order_seq_cst);
-	blkring__tw_idle(ctx, sq_busy);
+	blkring__tw_idle(ctx, sq_busy, ns ? &first : NULL);
 	atomic_fetch_and_explicit(flags, ~BLKRING_SQ_NEED_WAKEUP, memory_order_relaxed);
 }
 

@@ -368,9 +368,10 @@ int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct time
 }
 
 /* The SQ thread's sleep: until task work, or a kick after what `busy` checks. */
-void blkring__tw_idle(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ctx *ctx))
+void blkring__tw_idle(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ctx *ctx),
+                      const struct timespec *deadline)
 {
-	tw_sleep(ctx, BLKRING__TW_SLEEPING, busy, NULL);
+	tw_sleep(ctx, BLKRING__TW_SLEEPING, busy, deadline);
 }
 
 /* Wakes an owner asleep in tw_idle, from a thread that has no work to push. */

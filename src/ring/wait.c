@@ -22,6 +22,8 @@ static inline void enter(struct blkring__ctx *ctx, bool flush)
 	blkring__issue_pending(ctx);
 	if (unlikely(flush && ctx->ioc.flush_pending))
 		blkring__flush_queues(ctx);
+	if (unlikely(ctx->timeouts))
+		blkring__timeouts_run(ctx);
 	if (unlikely(ctx->ovf_head))
 		blkring__overflow_flush(ctx);
 }
@@ -87,6 +89,22 @@ static void enter_wait(struct blkring__ctx *ctx, unsigned wait_nr)
 		blkring__iopoll(ctx);
 }
 
+/* A sleep ends at the earliest armed timeout too: it fires when the owner wakes. */
+static const struct timespec *sleep_bound(struct blkring__ctx *ctx, const struct timespec *deadline,
+                                          struct timespec *first)
+{
+	uint64_t ns = ctx->timeouts ? blkring__timeouts_next(ctx) : 0;
+
+	if (!ns)
+		return deadline;
+	first->tv_sec = (time_t)(ns / 1000000000ULL);
+	first->tv_nsec = (long)(ns % 1000000000ULL);
+	if (deadline && (deadline->tv_sec < first->tv_sec || (deadline->tv_sec == first->tv_sec &&
+	                                                      deadline->tv_nsec <= first->tv_nsec)))
+		return deadline;
+	return first;
+}
+
 /* Sleeps for task work: with DEFER_TASKRUN, until enough for `missing` CQEs. */
 static int wait_sleep(struct blkring__ctx *ctx, unsigned missing, const struct timespec *deadline)
 {
@@ -109,7 +127,8 @@ static int get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned 
                    const struct timespec *ts, const sigset_t *sigmask)
 {
 	struct blkring__ctx *ctx = ring->ctx;
-	struct timespec deadline;
+	struct timespec deadline, first;
+	const struct timespec *bound;
 	unsigned ready;
 	int ret;
 
@@ -129,8 +148,11 @@ static int get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned 
 		if (!wait_nr)
 			return -EAGAIN;
 		ctx->wait_sigmask = sigmask;
-		ret = wait_sleep(ctx, wait_nr - ready, ts ? &deadline : NULL);
+		bound = sleep_bound(ctx, ts ? &deadline : NULL, &first);
+		ret = wait_sleep(ctx, wait_nr - ready, bound);
 		ctx->wait_sigmask = NULL;
+		if (ret == -ETIME && bound == &first)
+			continue; /* a timeout's time: it fires as the loop enters */
 		if (ret < 0) {
 			enter_wait(ctx, wait_nr);
 			*cqe_ptr = blkring__cq_first(ring);
