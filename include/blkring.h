@@ -80,6 +80,7 @@ struct blkring_sqe {
 		uint32_t fsync_flags;
 		uint32_t cmd_flags;     /* command flags (BLKRING_ZERO_*) */
 		uint32_t timeout_flags; /* BLKRING_TIMEOUT_* */
+		uint32_t cancel_flags;  /* BLKRING_ASYNC_CANCEL_* */
 	};
 	uint64_t user_data;
 	uint16_t buf_index;
@@ -106,6 +107,7 @@ enum {
 	BLKRING_OP_WRITE_FIXED = 5,
 	BLKRING_OP_TIMEOUT = 11,        /* addr: a struct __kernel_timespec; off: a count */
 	BLKRING_OP_TIMEOUT_REMOVE = 12, /* addr: the timeout's user_data */
+	BLKRING_OP_ASYNC_CANCEL = 14,   /* addr: the user_data to cancel */
 	BLKRING_OP_LINK_TIMEOUT = 15,   /* bounds the request it is linked after */
 	BLKRING_OP_READ = 22,
 	BLKRING_OP_WRITE = 23,
@@ -133,6 +135,11 @@ enum {
 #define BLKRING_TIMEOUT_UPDATE (1U << 1)   /* TIMEOUT_REMOVE: re-arm it with sqe->addr2 */
 #define BLKRING_TIMEOUT_BOOTTIME (1U << 2) /* CLOCK_BOOTTIME (default CLOCK_MONOTONIC) */
 #define BLKRING_TIMEOUT_REALTIME (1U << 3) /* CLOCK_REALTIME */
+
+/* sqe->cancel_flags (io_uring's values). */
+#define BLKRING_ASYNC_CANCEL_ALL (1U << 0) /* every match, not the first: res is the count */
+#define BLKRING_ASYNC_CANCEL_FD (1U << 1)  /* match sqe->fd's device, not user_data */
+#define BLKRING_ASYNC_CANCEL_ANY (1U << 2) /* match any request */
 
 /* sqe->fsync_flags (io_uring's IORING_FSYNC_DATASYNC): a device flush either way. */
 #define BLKRING_FSYNC_DATASYNC (1U << 0)
@@ -493,6 +500,20 @@ static inline int blkring_cq_eventfd_toggle(struct blkring *ring, int enabled)
 	return 0;
 }
 
+/* Cancel from the application's thread, waiting up to timeout (-1 seconds:
+ * forever) for what was running to end (liburing's register_sync_cancel). */
+struct blkring_sync_cancel_reg {
+	uint64_t addr; /* user_data */
+	int32_t fd;    /* with BLKRING_ASYNC_CANCEL_FD */
+	uint32_t flags;
+	struct __kernel_timespec timeout;
+	uint8_t opcode;
+	uint8_t pad[7];
+	uint64_t pad2[3];
+};
+BLKRING_API int blkring_register_sync_cancel(struct blkring *ring,
+                                             struct blkring_sync_cancel_reg *reg);
+
 /* Which opcodes exist (io_uring's probe): ops[op].flags has
  * BLKRING_OP_SUPPORTED for each; free it with blkring_free_probe(). */
 #define BLKRING_OP_SUPPORTED (1U << 0)
@@ -715,6 +736,25 @@ static inline void blkring_prep_timeout_update(struct blkring_sqe *sqe,
 	blkring_prep_rw(BLKRING_OP_TIMEOUT_REMOVE, sqe, -1, NULL, 0, (uintptr_t)ts);
 	sqe->addr = user_data;
 	sqe->timeout_flags = flags | BLKRING_TIMEOUT_UPDATE;
+}
+
+/* Cancels the request with user_data (0, -ENOENT, -EALREADY: running). */
+static inline void blkring_prep_cancel64(struct blkring_sqe *sqe, uint64_t user_data, int flags)
+{
+	blkring_prep_rw(BLKRING_OP_ASYNC_CANCEL, sqe, -1, NULL, 0, 0);
+	sqe->addr = user_data;
+	sqe->cancel_flags = (uint32_t)flags;
+}
+
+static inline void blkring_prep_cancel(struct blkring_sqe *sqe, void *user_data, int flags)
+{
+	blkring_prep_cancel64(sqe, (uint64_t)(uintptr_t)user_data, flags);
+}
+
+static inline void blkring_prep_cancel_fd(struct blkring_sqe *sqe, int dev, unsigned flags)
+{
+	blkring_prep_rw(BLKRING_OP_ASYNC_CANCEL, sqe, dev, NULL, 0, 0);
+	sqe->cancel_flags = flags | BLKRING_ASYNC_CANCEL_FD;
 }
 
 /* Linked after a request (IO_LINK on it): cancels it when ts passes first. */

@@ -8,10 +8,11 @@
 static void probe_lists_opcodes(void)
 {
 	static const int have[] = {
-	    BLKRING_OP_NOP,     BLKRING_OP_READV,          BLKRING_OP_WRITEV,
-	    BLKRING_OP_FSYNC,   BLKRING_OP_READ_FIXED,     BLKRING_OP_WRITE_FIXED,
-	    BLKRING_OP_READ,    BLKRING_OP_WRITE,          BLKRING_OP_URING_CMD,
-	    BLKRING_OP_TIMEOUT, BLKRING_OP_TIMEOUT_REMOVE, BLKRING_OP_LINK_TIMEOUT};
+	    BLKRING_OP_NOP,         BLKRING_OP_READV,          BLKRING_OP_WRITEV,
+	    BLKRING_OP_FSYNC,       BLKRING_OP_READ_FIXED,     BLKRING_OP_WRITE_FIXED,
+	    BLKRING_OP_READ,        BLKRING_OP_WRITE,          BLKRING_OP_URING_CMD,
+	    BLKRING_OP_TIMEOUT,     BLKRING_OP_TIMEOUT_REMOVE, BLKRING_OP_LINK_TIMEOUT,
+	    BLKRING_OP_ASYNC_CANCEL};
 	struct blkring_probe *p = blkring_get_probe();
 	struct blkring ring;
 	unsigned n = 0;

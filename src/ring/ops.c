@@ -214,6 +214,7 @@ const struct blkring__op blkring__ops[BLKRING_OP_LAST] = {
     [BLKRING_OP_WRITE_FIXED] = {fixed_prep, write_fixed_issue},
     [BLKRING_OP_TIMEOUT] = {blkring__timeout_prep, blkring__timeout_issue},
     [BLKRING_OP_TIMEOUT_REMOVE] = {blkring__timeout_remove_prep, blkring__timeout_remove_issue},
+    [BLKRING_OP_ASYNC_CANCEL] = {blkring__cancel_prep, blkring__cancel_issue},
     [BLKRING_OP_LINK_TIMEOUT] = {blkring__timeout_prep, blkring__link_timeout_issue},
     [BLKRING_OP_READ] = {blkring__rw_prep, read_issue},
     [BLKRING_OP_WRITE] = {blkring__rw_prep, write_issue},

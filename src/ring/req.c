@@ -21,12 +21,14 @@ static int req_chunk_add(struct blkring__ctx *ctx, unsigned nr)
 	if (!chunk)
 		return -ENOMEM;
 	chunk->next = ctx->chunks;
+	chunk->nr = nr;
 	ctx->chunks = chunk;
 	/* Pushed last to first so the first taken are the first in memory. */
 	for (unsigned i = nr; i-- > 0;) {
 		struct blkring_req *req = &chunk->reqs[i];
 
 		req->ctx = ctx;
+		req->opcode = BLKRING__REQ_FREE;
 		req->tw.func = blkring__req_tw_complete;
 		req->next = ctx->free_reqs;
 		ctx->free_reqs = req;

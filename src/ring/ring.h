@@ -153,8 +153,12 @@ struct blkring_req {
 
 struct blkring__req_chunk {
 	struct blkring__req_chunk *next;
+	unsigned nr;
 	struct blkring_req reqs[];
 };
+
+/* req->opcode of a request on the free list: cancel's walk skips it. */
+#define BLKRING__REQ_FREE 0xff
 
 /* ---- the ring ---- */
 
@@ -261,6 +265,7 @@ static inline void blkring__req_free(struct blkring__ctx *ctx, struct blkring_re
 {
 	if (unlikely(req->flags & REQ_F_IOV_HEAP))
 		blkring__req_release_iov(req);
+	req->opcode = BLKRING__REQ_FREE;
 	req->next = ctx->free_reqs;
 	ctx->free_reqs = req;
 }
@@ -378,6 +383,13 @@ int blkring__timeout_remove_prep(struct blkring__ctx *ctx, struct blkring_req *r
                                  const struct blkring_sqe *sqe);
 int blkring__timeout_remove_issue(struct blkring_req *req, unsigned issue_flags);
 int blkring__link_timeout_issue(struct blkring_req *req, unsigned issue_flags);
+/* Disarms a plain timeout for its cancel (the caller posts it). */
+void blkring__timeout_take(struct blkring__ctx *ctx, struct blkring_req *t);
+
+/* cancel.c */
+int blkring__cancel_prep(struct blkring__ctx *ctx, struct blkring_req *req,
+                         const struct blkring_sqe *sqe);
+int blkring__cancel_issue(struct blkring_req *req, unsigned issue_flags);
 
 /* eventfd.c */
 void blkring__ev_signal(struct blkring__ctx *ctx, int fd);

@@ -207,6 +207,11 @@ void blkring__timeouts_cancel(struct blkring__ctx *ctx)
 	}
 }
 
+void blkring__timeout_take(struct blkring__ctx *ctx, struct blkring_req *t)
+{
+	tm_del(ctx, t);
+}
+
 /* ---- TIMEOUT_REMOVE ---- */
 
 int blkring__timeout_remove_prep(struct blkring__ctx *ctx, struct blkring_req *req,
