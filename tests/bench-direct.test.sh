@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# --direct overrides a file device's direct= key (file devices default to
-# O_DIRECT, fio's jobs to buffered): the flags of the descriptor the running
-# bench holds on the file say which it got.
+# direct follows fio (default 0, buffered) on file devices; given, it
+# overrides the spec's direct= key, and without it the spec's key stands:
+# the flags of the descriptor the running bench holds on the file say which
+# it got.
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d /var/tmp/blkring-direct.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -42,7 +43,9 @@ case_() { # name, expected, bench args...
 		echo "FAIL $name: O_DIRECT bit $got, expected $want"
 	fi
 }
-case_ direct_default_on 1 --filename="$F"
+case_ direct_default_off 0 --filename="$F"
+case_ direct_1 1 --filename="$F" --direct=1
 case_ direct_0_overrides_spec 0 --filename="file:$F,direct=1" --direct=0
 case_ direct_1_overrides_spec 1 --filename="file:$F,direct=0" --direct=1
 case_ direct_spec_kept 0 --filename="file:$F,direct=0"
+case_ direct_spec_1_kept 1 --filename="file:$F,direct=1"

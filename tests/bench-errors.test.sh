@@ -116,3 +116,18 @@ check output_dangling_link '[[ $? == 0 && -s $T/target.txt ]]' "$(head -c 200 "$
 # A runtime whose nanoseconds do not fit used to wrap and end the run at once.
 expect2 runtime_too_long "option 'runtime': '18446744073709551615us' is too long (at most 106751d" \
 	--name=a --filename=null: --runtime=18446744073709551615us --time_based
+
+# Results that cannot be written are a failed run (fio exits 0 there).
+"$B" bench --output=/dev/full --name=a --filename=null: --runtime=10ms >"$T/out" 2>"$T/err"
+rc=$?
+check output_full '[[ $rc == 1 ]] && grep -q "writing the results to /dev/full: No space left on device" "$T/err"' \
+	"exit $rc: $(head -c 200 "$T/err")"
+"$B" bench --output-format=json --name=a --filename=null: --runtime=10ms >/dev/full 2>"$T/err"
+rc=$?
+check stdout_full '[[ $rc == 1 ]] && grep -q "writing the results to standard output: No space" "$T/err"' \
+	"exit $rc: $(head -c 200 "$T/err")"
+# A latency log that cannot be created refuses the run, as --output does,
+# before any device is created.
+expect2 latlog_unwritable "job 'a': write_lat_log: cannot create $T/nodir/x_slat.1.log: No such file or directory" \
+	--name=a --filename="file:$T/made.img,size=1M" --write_lat_log="$T/nodir/x"
+check latlog_unwritable_no_device '[[ ! -e $T/made.img ]]' "$T/made.img was created"

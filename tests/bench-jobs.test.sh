@@ -46,7 +46,7 @@ json_case jobfile_groups "
 assert [(x['jobname'], x['groupid']) for x in j] == [('reader', 0), ('writer', 1)]
 assert j[0]['read']['total_ios'] == 256 and j[1]['write']['total_ios'] == 128
 assert d['global options']['iodepth'] == '4'
-assert j[1]['job options'] == {'stonewall': '1', 'rw': 'write', 'bs': '8k'}
+assert j[1]['job options'] == {'rw': 'write', 'bs': '8k'}
 " "$T/two.fio"
 
 # A command-line global beats the file.
@@ -95,3 +95,23 @@ assert r['total_ios'] > 0 and 100 <= r['runtime'] < 5000, r['runtime']
 assert j[0]['elapsed'] >= 0
 " --name=r --filename=null:irqmode=none,size=1M --runtime=100ms --ramp_time=50ms \
 	--time_based --cpus_allowed=0
+
+# fio's engine names: asynchronous ones on a ring, synchronous ones as
+# blocking calls, null on a null device of the job's size; each mapping
+# said once.
+for e in io_uring libaio posixaio psync vsync pvsync pvsync2 null; do
+	json_case "engine_$e" "
+assert [x['read']['total_ios'] for x in j] == [16, 16], [x['read']['total_ios'] for x in j]
+assert open(sys.argv[1].replace('out', 'err')).read().count('note: ioengine=$e ') == 1
+" --ioengine=$e --filename=null:size=1M --size=64k --name=a --name=b
+done
+json_case engine_options "
+assert [x['read']['total_ios'] for x in j] == [256, 256]
+err = open(sys.argv[1].replace('out', 'err')).read()
+assert \"job 'a': registerfiles has no effect: a job's device is always registered\" in err, err
+assert \"job 'a': cmdprio_percentage has no effect\" in err, err
+" --ioengine=io_uring --filename=null:irqmode=softirq,size=1M --iodepth=8 --registerfiles \
+	--cmdprio_percentage=10 --name=a --force_async=3 --name=b --nowait=1
+expect_err engine_nbd 2 "option 'ioengine': 'nbd': fio's NBD engine needs blkring's nbd: driver, which does not exist yet" \
+	--name=a --ioengine=nbd --uri=nbd://localhost
+expect_err engine_null_size 2 "job 'a': ioengine=null needs size= in bytes" --name=a --ioengine=null

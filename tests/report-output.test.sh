@@ -143,8 +143,9 @@ PY
 "$B" bench --name=x --filename=null:size=1M --write_lat_log="$T/no/such/dir/x" >/dev/null \
 	2>"$T/err"
 rc=$?
-if [[ $rc == 1 ]] && grep -q "creating the latency log $T/no/such/dir/x_slat.1.log" "$T/err" &&
-	grep -q ENOENT "$T/err"; then
+# Refused before the run, as an unwritable --output is (exit 2, a usage error).
+if [[ $rc == 2 ]] && grep -q "write_lat_log: cannot create $T/no/such/dir/x_slat.1.log" "$T/err" &&
+	grep -q "No such file or directory" "$T/err"; then
 	pass latlog_unwritable_names_file
 else
 	fail latlog_unwritable_names_file "exit $rc: $(head -c 200 "$T/err")"

@@ -40,7 +40,7 @@ static void set_fails(const char *name, const char *val, bool cmdline, bool in_j
 static void test_defaults(void)
 {
 	opts_defaults(&o, &r);
-	CHECK(o.ioengine == &engine_blkring);
+	CHECK(o.ioengine->engine == &engine_blkring);
 	CHECK(!strcmp(rw_modes[o.rw].name, "read"));
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		CHECK_EQ(o.bs[d], 4096);
@@ -107,6 +107,20 @@ static void test_bs_per_direction(void)
 	set_ok("blocksize", "1k,2k,3k");
 	CHECK(o.bs[DDIR_READ] == 1024 && o.bs[DDIR_WRITE] == 2048 && o.bs[DDIR_TRIM] == 3072);
 	CHECK(opt_is_set(&o, "bs"));
+	/* fio 3.33: an empty entry leaves its direction as it was; the last
+	 * entry given also sets the ones after it. */
+	set_ok("bs", "4k");
+	set_ok("bs", "8k,,16k");
+	CHECK(o.bs[DDIR_READ] == 8192 && o.bs[DDIR_WRITE] == 4096 && o.bs[DDIR_TRIM] == 16384);
+	CHECK_EQ(o.bs[DDIR_ZERO], 16384);
+	set_ok("bs", "4k");
+	set_ok("bs", ",8k");
+	CHECK(o.bs[DDIR_READ] == 4096 && o.bs[DDIR_WRITE] == 8192 && o.bs[DDIR_TRIM] == 8192);
+	set_ok("bs", "16k,,");
+	CHECK(o.bs[DDIR_READ] == 16384 && o.bs[DDIR_WRITE] == 8192 && o.bs[DDIR_TRIM] == 8192);
+	set_fails("bs", "", true, true, "'' is not a size", NULL);
+	set_fails("bs", "4k,,,", true, true, "more than 3 sizes", NULL);
+	set_fails("bs", "4k,x", true, true, "'x' is not a size", NULL);
 }
 
 static void test_times(void)
@@ -170,8 +184,19 @@ static void test_bools_and_numbers(void)
 	CHECK(o.stonewall);
 	set_fails("time_based", "yes", true, true, "option 'time_based'", "'yes' is not 0 or 1");
 	set_fails("iodepth", "0", true, true, "option 'iodepth'", "'0' is out of range (1 to");
-	set_fails("iodepth", "4k", true, true, "'4k' is not a whole number", NULL);
-	set_fails("rwmixread", "101", true, true, "'101' is out of range (0 to 100)", NULL);
+	set_ok("iodepth", "4k"); /* fio's numbers take size suffixes */
+	CHECK_EQ(o.iodepth, 4096);
+	set_ok("rwmixread", "70%");
+	CHECK_EQ(o.rwmixread, 70);
+	set_ok("rwmixwrite", "20%");
+	CHECK_EQ(o.rwmixread, 80);
+	set_ok("threads", "1");
+	CHECK(o.thread);
+	set_ok("fileoffset", "8k");
+	CHECK_EQ(o.offset.bytes, 8192);
+	set_fails("iodepth", "4q", true, true, "'4q' is not a whole number", NULL);
+	set_fails("rwmixread", "70%%", true, true, "'70%%' is not a percentage", NULL);
+	set_fails("rwmixread", "101", true, true, "'101' is not a percentage (0 to 100", NULL);
 	set_fails("numjobs", "", true, true, "'' is not a whole number", NULL);
 	set_fails("iodepth", NULL, true, true, "option 'iodepth' needs a value", "iodepth=N");
 }
@@ -186,10 +211,25 @@ static void test_choices(void)
 	set_ok("rw", "randwrite");
 	CHECK(rw_modes[o.rw].random && rw_modes[o.rw].ddirs == 1U << DDIR_WRITE);
 	set_ok("ioengine", "sync");
-	CHECK(o.ioengine == &engine_sync);
+	CHECK(o.ioengine->engine == &engine_sync);
 	set_fails("rw", "trimwrite", true, true, "option 'rw'",
 	          "'trimwrite' is not one of read, write, randread");
-	set_fails("ioengine", "libaio", true, true, "'libaio' is not one of blkring, sync", NULL);
+	set_fails("ioengine", "spdk", true, true,
+	          "'spdk' is not one of blkring, sync, io_uring, libaio, posixaio, psync", NULL);
+	/* fio's engine names, each run by one of blkring's */
+	set_ok("ioengine", "libaio");
+	CHECK(o.ioengine->engine == &engine_blkring && !strcmp(o.ioengine->name, "libaio"));
+	set_ok("ioengine", "pvsync2");
+	CHECK(o.ioengine->engine == &engine_sync);
+	set_ok("ioengine", "null");
+	CHECK(o.ioengine->engine == &engine_blkring && o.ioengine->null_dev);
+	set_fails("ioengine", "nbd", true, true,
+	          "'nbd': fio's NBD engine needs blkring's nbd:", "does not exist yet");
+	set_fails("ioengine", "rbd", true, true, "'rbd': fio's Ceph RBD engine", NULL);
+	/* a kernel engine's option without a meaning here: any value */
+	set_ok("registerfiles", "1");
+	set_ok("cmdprio_percentage", "50");
+	CHECK(opt_is_set(&o, "registerfiles"));
 	set_ok("output-format", "json");
 	CHECK_EQ(r.output_format, FORMAT_JSON);
 	set_fails("output-format", "terse", true, false, "'terse' is not one of normal, json",

@@ -40,12 +40,11 @@ static void fill(struct fixture *fx)
 		hist_add(&d->lat_hist, i * 100 + 50);
 	}
 	lat_add_n(&d->slat, 50, 1000);
-	lat_add(&d->bw, 4000);
-	lat_add(&d->iops, 1000);
+	sample_add(&d->bw, 4000);
+	sample_add(&d->iops, 1000);
 	d->ios = 1000;
 	d->bytes = 1000 * 4096;
 	st->runtime_ns = 1000000000;
-	st->elapsed_ns = 1000000000;
 	st->depth_map[3] = 1000;
 	st->issued = 1000;
 	st->submit_map[1] = 250;
@@ -66,7 +65,7 @@ static json_object *render(struct fixture *fx, unsigned nr)
 	json_object *root;
 
 	CHECK(f);
-	CHECK_EQ(output_json(f, fx->r, nr, &fx->cfg, 1700000000), 0);
+	CHECK_EQ(output_json(f, fx->r, nr, &fx->cfg, 1700000000, 1000000000), 0);
 	fclose(f);
 	root = json_tokener_parse(buf);
 	if (!root)

@@ -14,6 +14,32 @@
 #include "../tools/stats.h"
 #include "test.h"
 
+/* Bandwidth samples: fio's running mean, and group_reporting's pure sum. */
+static void check_sample_sum(void)
+{
+	struct sample_stat a, b, empty;
+
+	sample_init(&a);
+	sample_init(&b);
+	sample_init(&empty);
+	sample_add(&a, 100);
+	sample_add(&a, 200);
+	sample_add(&a, 300);
+	CHECK(a.mean == 200.0 && sample_min(&a) == 100 && a.max == 300);
+	CHECK(fabs(sample_stddev(&a) - 100.0) < 1e-9);
+	sample_add(&b, 1000);
+	sample_add(&b, 1000);
+	sample_sum(&empty, &a); /* the first is taken as it is */
+	CHECK(empty.n == 3 && empty.min == 100 && empty.mean == 200.0);
+	sample_sum(&a, &b);
+	CHECK(a.n == 5 && a.min == 1100 && a.max == 1300 && a.mean == 1200.0);
+	/* S adds up (b's is 0), over the summed count: sqrt(20000 / 4) */
+	CHECK(fabs(sample_stddev(&a) - sqrt(5000.0)) < 1e-9);
+	CHECK(sample_pct_of_group(&a, 1200 * 1024) == 100.0);
+	CHECK(fabs(sample_pct_of_group(&a, 2400 * 1024) - 50.0) < 1e-9);
+	CHECK(sample_pct_of_group(&a, 1024) == 100.0);
+}
+
 static void test_lat_stat(void)
 {
 	struct lat_stat a, b, all;
@@ -56,6 +82,7 @@ static void test_lat_stat(void)
 	CHECK_EQ(a.min, 7);
 	CHECK_EQ(a.sum, 4 * 300 + 2 * 7);
 	CHECK(a.sumsq == 4 * 300 * 300 + 2 * 7 * 7);
+	check_sample_sum();
 }
 
 static void test_buckets(void)

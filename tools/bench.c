@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "error.h"
 #include "job.h"
+#include "latlog.h"
 #include "output.h"
 #include "progress.h"
 #include "text.h"
@@ -33,6 +34,8 @@ struct bench_run {
 	struct job_stats *stats;
 	unsigned nr_jobs;
 	_Atomic bool stop;
+	bool interrupted;  /* by SIGINT or SIGTERM */
+	uint64_t start_ns; /* the run's, for the JSON's elapsed */
 	bool start_failed;
 	int sig_fd, done_fd;
 	FILE *out;
@@ -47,7 +50,8 @@ static void usage(FILE *f)
 	        "Runs fio-style jobs on blkring devices. Options before the first --name apply\n"
 	        "to every job (and override job files); --name=NAME starts a job. Job files are\n"
 	        "fio's: [global] and [job] sections, key=value, ';' and '#' comments.\n"
-	        "Exit status: 0 all jobs clean, 1 an I/O error, 2 a usage or parse error.\n"
+	        "Exit status: 0 all jobs clean, 1 an I/O error, 2 a usage or parse error,\n"
+	        "128 (129 with an I/O error) stopped by SIGINT or SIGTERM.\n"
 	        "\n"
 	        "Options:\n");
 	opts_help(f);
@@ -185,31 +189,35 @@ static int job_open_error(const struct job *j, int ret)
 	return -EINVAL;
 }
 
-/*
- * Options that override a key of the job's device spec, so the job opens
- * another device over the same thing: --poll_strategy a volume's poll=,
- * --direct a file's direct= (file devices default to O_DIRECT, fio's jobs
- * to buffered; given, the option wins).
- */
-static int job_spec_override(const struct job *j, struct blkring_spec *spec)
+/* --poll_strategy overrides a volume's poll=, so the job opens another
+ * device over the same legs. */
+static int job_spec_poll(const struct job *j, struct blkring_spec *spec)
 {
-	const char *type = blkring_spec_type(spec), *key, *value;
+	const char *value = poll_strategy_names[j->o->poll_strategy];
 	int ret;
 
-	if (opt_is_set(j->o, "poll_strategy")) {
-		key = "poll";
-		value = poll_strategy_names[j->o->poll_strategy];
-		if (strcmp(type, "table"))
-			return def_error(j->def,
-			                 "poll_strategy=%s applies to table: volumes, not %s",
-			                 value, j->o->filename);
-	} else if (opt_is_set(j->o, "direct") && !strcmp(type, "file")) {
-		key = "direct";
-		value = j->o->direct ? "1" : "0";
-	} else {
+	if (!opt_is_set(j->o, "poll_strategy"))
 		return 0;
-	}
-	ret = blkring_spec_set(spec, key, value);
+	if (strcmp(blkring_spec_type(spec), "table"))
+		return def_error(j->def, "poll_strategy=%s applies to table: volumes, not %s",
+		                 value, j->o->filename);
+	ret = blkring_spec_set(spec, "poll", value);
+	return ret ? job_open_error(j, ret) : 0;
+}
+
+/*
+ * A file device's direct= follows fio's direct (default 0, buffered): the
+ * option when given, else the spec's own key when it has one; the file
+ * driver's default (O_DIRECT) is for library users.
+ */
+static int job_spec_direct(const struct job *j, struct blkring_spec *spec)
+{
+	int ret;
+
+	if (strcmp(blkring_spec_type(spec), "file") ||
+	    (!opt_is_set(j->o, "direct") && blkring_spec_get(spec, "direct")))
+		return 0;
+	ret = blkring_spec_set(spec, "direct", j->o->direct ? "1" : "0");
 	return ret ? job_open_error(j, ret) : 0;
 }
 
@@ -220,7 +228,7 @@ static int job_open_dev(struct job *j)
 
 	if (ret)
 		return job_open_error(j, ret);
-	ret = job_spec_override(j, spec);
+	ret = job_spec_poll(j, spec) ?: job_spec_direct(j, spec);
 	if (!ret) {
 		ret = blkring_dev_open_spec(spec, &j->dev);
 		if (ret) {
@@ -311,7 +319,7 @@ static int def_cpus_fit(const struct job_def *d)
 		cpu_list(given, sizeof(given), &o->cpus_allowed);
 		return cpus_error(d, "cpus_allowed", given);
 	}
-	if (o->ioengine != &engine_blkring || !o->sqthread_poll ||
+	if (o->ioengine->engine != &engine_blkring || !o->sqthread_poll ||
 	    !opt_is_set(o, "sqthread_poll_cpu"))
 		return 0;
 	CPU_ZERO(&cpus);
@@ -322,6 +330,68 @@ static int def_cpus_fit(const struct job_def *d)
 	return cpus_error(d, "sqthread_poll_cpu", given);
 }
 
+/*
+ * Whether a file can be written where path says, looked at rather than
+ * opened, so that nothing is created or emptied by a run that is refused:
+ * a FIFO, /dev/null or a dangling link pass as fopen would open them.
+ * `what` names it in the message ("output=FILE").
+ */
+static int check_writable(const char *what, const char *path)
+{
+	char *dir, *slash;
+	int ret = 0;
+
+	if (!access(path, W_OK))
+		return 0;
+	if (errno != ENOENT)
+		return tool_error(-errno, "%s: %s", what, strerror(errno));
+	dir = strdup(path);
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	if (access(slash ? dir : ".", W_OK | X_OK))
+		ret = tool_error(-errno, "%s: %s", what, strerror(errno));
+	free(dir);
+	return ret;
+}
+
+/*
+ * --output is looked at before any device opens, so that a path that
+ * cannot be written stops the run before a file device is created, and
+ * opened (emptied) only once every job has been checked, so that a
+ * refused run leaves an existing FILE as it was.
+ */
+static int bench_check_output(const struct bench_run *br)
+{
+	char what[BENCH_PATH_MAX + 16];
+
+	if (!br->cfg.run.output[0])
+		return 0;
+	snprintf(what, sizeof(what), "output=%s", br->cfg.run.output);
+	return check_writable(what, br->cfg.run.output);
+}
+
+/* A job's latency logs, checked as --output is: a log that cannot be
+ * created refuses the run rather than failing the job once it started. */
+static int job_check_logs(const struct job *j)
+{
+	const char *name = j->o->write_lat_log;
+	char path[BENCH_PATH_MAX + 64], what[sizeof(path) + BENCH_NAME_MAX + 64];
+
+	for (unsigned k = 0; name[0] && k < LATLOG_NR; k++) {
+		if (latlog_path(path, sizeof(path), name, k, j->number))
+			return -EINVAL;
+		snprintf(what, sizeof(what), "job '%s': write_lat_log: cannot create %s",
+		         j->o->name, path);
+		if (check_writable(what, path))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Every job, numbered as fio numbers its threads; nothing opened yet. */
 static int bench_jobs(struct bench_run *br)
 {
 	unsigned n = 0;
@@ -339,19 +409,29 @@ static int bench_jobs(struct bench_run *br)
 			return -EINVAL;
 		for (unsigned k = 0; k < d->o.numjobs; k++) {
 			struct job *j = &br->jobs[br->nr_jobs];
-			int ret;
 
 			j->def = d;
 			j->o = &d->o;
 			j->number = ++br->nr_jobs;
-			j->engine = d->o.ioengine;
+			j->engine = d->o.ioengine->engine;
 			j->stop = &br->stop;
 			j->st = &br->stats[j->number - 1];
 			job_stats_init(j->st);
-			ret = job_open(j);
-			if (ret)
-				return ret;
+			if (job_check_logs(j))
+				return -EINVAL;
 		}
+	}
+	return 0;
+}
+
+/* Opens every job's device and checks the job against it. */
+static int bench_open_jobs(struct bench_run *br)
+{
+	for (unsigned i = 0; i < br->nr_jobs; i++) {
+		int ret = job_open(&br->jobs[i]);
+
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -359,23 +439,47 @@ static int bench_jobs(struct bench_run *br)
 /* Options that set up a ring, on a job that has none. */
 static void note_ring_options(const struct job_opts *o)
 {
-	static const char *const ring_opts[] = {"sqthread_poll", "sqthread_poll_cpu", "tw_prio",
-	                                        "tw_issue",      "taskrun",           "fixedbufs"};
+	static const char *const ring_opts[] = {
+	    "sqthread_poll", "sqthread_poll_cpu", "tw_prio", "tw_issue",
+	    "taskrun",       "fixedbufs",         "nowait",  "force_async",
+	};
 
 	for (unsigned i = 0; i < ARRAY_SIZE(ring_opts); i++)
 		if (opt_is_set(o, ring_opts[i]))
 			fprintf(stderr,
-			        "blkring: note: job '%s': %s sets up a ring; ioengine=sync has "
+			        "blkring: note: job '%s': %s sets up a ring; ioengine=%s has "
 			        "none, so it has no effect\n",
-			        o->name, ring_opts[i]);
+			        o->name, ring_opts[i], o->ioengine->name);
+}
+
+/* Kernel engines' options that mean nothing here (their table rows say why). */
+static void note_noted_options(const struct job_opts *o)
+{
+	for (unsigned i = 0; i < bench_nr_opts; i++)
+		if (bench_opts[i].note && o->set[i])
+			fprintf(stderr, "blkring: note: job '%s': %s has no effect: %s\n", o->name,
+			        bench_opts[i].name, bench_opts[i].note);
+}
+
+/* fio's engine names: what runs each, once per run. */
+static void note_engine(const struct engine_name *e, uint32_t *noted)
+{
+	uint32_t bit = 1U << (e - engine_names);
+
+	if (!e->note || (*noted & bit))
+		return;
+	*noted |= bit;
+	fprintf(stderr, "blkring: note: ioengine=%s %s\n", e->name, e->note);
 }
 
 static void bench_notes(const struct bench_cfg *cfg)
 {
 	bool thread_note = false;
+	uint32_t engines_noted = 0;
 
 	for (unsigned i = 0; i < cfg->nr_defs; i++) {
 		const struct job_opts *o = &cfg->defs[i].o;
+		bool sync = o->ioengine->engine == &engine_sync;
 
 		if (!o->thread && !thread_note) {
 			fprintf(stderr,
@@ -383,19 +487,20 @@ static void bench_notes(const struct bench_cfg *cfg)
 			        "effect\n");
 			thread_note = true;
 		}
-		if (opt_is_set(o, "sqthread_poll_cpu") && !o->sqthread_poll &&
-		    o->ioengine != &engine_sync)
+		note_engine(o->ioengine, &engines_noted);
+		if (opt_is_set(o, "sqthread_poll_cpu") && !o->sqthread_poll && !sync)
 			fprintf(stderr,
 			        "blkring: note: job '%s': sqthread_poll_cpu=%u has no effect "
 			        "without sqthread_poll=1\n",
 			        o->name, o->sqthread_poll_cpu);
-		if (o->ioengine == &engine_sync && o->iodepth > 1)
+		if (sync && o->iodepth > 1)
 			fprintf(stderr,
-			        "blkring: note: job '%s': ioengine=sync does one I/O at a time; "
+			        "blkring: note: job '%s': ioengine=%s does one I/O at a time; "
 			        "iodepth=%u has no effect\n",
-			        o->name, o->iodepth);
-		if (o->ioengine == &engine_sync)
+			        o->name, o->ioengine->name, o->iodepth);
+		if (sync)
 			note_ring_options(o);
+		note_noted_options(o);
 	}
 }
 
@@ -446,6 +551,7 @@ static void on_signal(struct bench_run *br)
 	if (!atomic_load(&br->stop))
 		fprintf(stderr, "%sblkring: terminating on signal %u\n", br->progress ? "\n" : "",
 		        si.ssi_signo);
+	br->interrupted = true;
 	atomic_store(&br->stop, true);
 }
 
@@ -552,45 +658,35 @@ static int bench_output(struct bench_run *br, int *status)
 	if (!reports)
 		return -ENOMEM;
 	nr = build_reports(br, reports);
+	errno = 0; /* a failed write's, for bench_close_output() */
 	for (unsigned i = 0; i < nr; i++)
 		if (reports[i].st->error || reports[i].st->total_err)
 			*status = EXIT_IO_ERROR;
 	if (br->cfg.run.output_format != FORMAT_NORMAL)
-		ret = output_json(br->out, reports, nr, &br->cfg, time(NULL));
+		ret = output_json(br->out, reports, nr, &br->cfg, time(NULL),
+		                  since(clock_now_ns(), br->start_ns));
 	else
 		ret = output_normal(br->out, reports, nr);
 	free(reports);
-	fflush(br->out);
+	if (ret)
+		fprintf(stderr, "blkring: out of memory writing the results\n");
 	return ret;
 }
 
-/*
- * --output is looked at before any device opens, so that a path that
- * cannot be written stops the run before a file device is created, and
- * opened (emptied) only once every job has been checked, so that a
- * refused run leaves an existing FILE as it was.  The look is a check,
- * not an open: a FIFO, /dev/null or a dangling link open as fopen
- * opens them.
- */
-static int bench_check_output(const struct bench_run *br)
+/* Results that did not reach their file fail the run (fio exits 0 there). */
+static int bench_close_output(struct bench_run *br)
 {
-	const char *path = br->cfg.run.output;
-	char *dir, *slash;
+	FILE *f = br->out;
 	int ret = 0;
 
-	if (!path[0] || !access(path, W_OK))
-		return 0;
-	if (errno != ENOENT)
-		return tool_error(-errno, "output=%s: %s", path, strerror(errno));
-	dir = strdup(path);
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash)
-		slash[slash == dir ? 1 : 0] = '\0';
-	if (access(slash ? dir : ".", W_OK | X_OK))
-		ret = tool_error(-errno, "output=%s: %s", path, strerror(errno));
-	free(dir);
+	br->out = NULL;
+	if (fflush(f) || ferror(f))
+		ret = errno ? -errno : -EIO;
+	if (f != stdout && fclose(f) && !ret)
+		ret = -errno;
+	if (ret)
+		fprintf(stderr, "blkring: writing the results to %s: %s\n",
+		        f == stdout ? "standard output" : br->cfg.run.output, strerror(-ret));
 	return ret;
 }
 
@@ -612,7 +708,7 @@ static int bench_prepare(struct bench_run *br)
 	int ret;
 
 	bench_block_signals(&set);
-	ret = bench_check_output(br) ?: bench_jobs(br);
+	ret = bench_check_output(br) ?: bench_jobs(br) ?: bench_open_jobs(br);
 	if (ret)
 		return ret;
 	bench_notes(&br->cfg);
@@ -638,27 +734,39 @@ static void bench_cleanup(struct bench_run *br)
 	bench_cfg_free(&br->cfg);
 }
 
+/*
+ * Runs the groups and reports: 1 for an I/O error, a job that could not
+ * start or results not written, plus fio's 128 when a signal stopped the
+ * run (the results so far are printed all the same).
+ */
+static int bench_run(struct bench_run *br)
+{
+	int status = EXIT_CLEAN, ret;
+
+	br->start_ns = clock_now_ns();
+	if (br->cfg.run.output_format == FORMAT_NORMAL) {
+		output_header(br->out, &br->cfg, br->nr_jobs);
+		fflush(br->out);
+	}
+	run_groups(br);
+	ret = bench_output(br, &status);
+	if (bench_close_output(br) || ret || br->start_failed)
+		status = EXIT_IO_ERROR;
+	return br->interrupted ? EXIT_INTERRUPTED + status : status;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_run br = {.sig_fd = -1, .done_fd = -1};
 	int status = EXIT_CLEAN;
 	int ret = bench_cfg_parse(&br.cfg, argc, argv);
 
-	if (!ret && br.cfg.help) {
+	if (!ret && br.cfg.help)
 		usage(stdout);
-	} else if (!ret && br.cfg.version) {
+	else if (!ret && br.cfg.version)
 		printf("blkring-%s\n", BLKRING_VERSION_STRING);
-	} else if (!ret && !(ret = bench_prepare(&br))) {
-		if (br.cfg.run.output_format == FORMAT_NORMAL) {
-			output_header(br.out, &br.cfg, br.nr_jobs);
-			fflush(br.out);
-		}
-		run_groups(&br);
-		if (bench_output(&br, &status))
-			fprintf(stderr, "blkring: out of memory writing the results\n");
-		if (br.start_failed)
-			status = EXIT_IO_ERROR;
-	}
+	else if (!ret && !(ret = bench_prepare(&br)))
+		status = bench_run(&br);
 	if (ret) {
 		fprintf(stderr, "blkring: %s\n", tool_last_error());
 		status = EXIT_USAGE;

@@ -10,6 +10,7 @@
 #define EXIT_CLEAN 0
 #define EXIT_IO_ERROR 1
 #define EXIT_USAGE 2
+#define EXIT_INTERRUPTED 128 /* fio's, added to the others */
 
 /* What `info` and `table check` take: one SPEC or FILE (noun), and
  * --output-format=normal|json, in any order. */

@@ -20,6 +20,8 @@ struct ring_engine {
 	/* The read or write every SQ slot holds but for three fields (-1: none). */
 	int shape_op;
 	unsigned shape_len;
+	uint32_t rw_flags;    /* of every read and write: nowait's BLKRING_RWF_NOWAIT */
+	unsigned async_count; /* SQEs since the last one force_async sent to the workers */
 };
 
 static void ring_exit(struct job *j)
@@ -106,6 +108,7 @@ static int ring_init(struct job *j)
 		return ret;
 	}
 	e->shape_op = -1;
+	e->rw_flags = j->o->nowait ? BLKRING_RWF_NOWAIT : 0;
 	j->engine_data = e;
 	ret = blkring_register_devices(&e->ring, &j->dev, 1);
 	if (ret) {
@@ -127,7 +130,7 @@ static __attribute__((noinline)) void ring_prep_other(struct blkring_sqe *sqe, s
 		blkring_prep_fsync(sqe, 0, 0);
 }
 
-static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, bool fixed)
+static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, bool fixed, uint32_t rw_flags)
 {
 	switch (io->ddir) {
 	case DDIR_READ:
@@ -135,12 +138,14 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, bool fixed)
 			blkring_prep_read_fixed(sqe, 0, io->buf, io->len, io->offset, 0);
 		else
 			blkring_prep_read(sqe, 0, io->buf, io->len, io->offset);
+		sqe->rw_flags = rw_flags;
 		break;
 	case DDIR_WRITE:
 		if (fixed)
 			blkring_prep_write_fixed(sqe, 0, io->buf, io->len, io->offset, 0);
 		else
 			blkring_prep_write(sqe, 0, io->buf, io->len, io->offset);
+		sqe->rw_flags = rw_flags;
 		break;
 	default:
 		ring_prep_other(sqe, io);
@@ -162,8 +167,10 @@ static void ring_shape(struct ring_engine *e, int op, unsigned len)
 
 	if (e->shape_op == op && e->shape_len == len)
 		return;
-	for (unsigned i = 0; i < sq->ring_entries; i++)
+	for (unsigned i = 0; i < sq->ring_entries; i++) {
 		blkring_prep_rw(op, &sq->sqes[i], 0, NULL, len, 0);
+		sq->sqes[i].rw_flags = e->rw_flags;
+	}
 	e->shape_op = op;
 	e->shape_len = len;
 }
@@ -203,6 +210,23 @@ static int ring_rw_op(bool write, bool fixed)
 	return write ? BLKRING_OP_WRITE : BLKRING_OP_READ;
 }
 
+/* force_async=N, as fio's io_uring engine does it: every Nth SQE goes to
+ * the ring's worker pool (the shape's SQEs are reused: the others are
+ * cleared). */
+static void ring_force_async(struct ring_engine *e, unsigned every, uint32_t tail, unsigned n)
+{
+	struct blkring_sq *sq = &e->ring.sq;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct blkring_sqe *sqe = &sq->sqes[(tail + i) & sq->ring_mask];
+		bool async = ++e->async_count == every;
+
+		if (async)
+			e->async_count = 0;
+		blkring_sqe_set_flags(sqe, async ? BLKRING_SQE_ASYNC : 0);
+	}
+}
+
 /*
  * Fills n SQEs straight from the SQ array, as blkring_get_sqe() would one by
  * one: at most iodepth units exist and the SQ holds at least that many, so
@@ -225,9 +249,12 @@ static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 		e->shape_op = -1;
 		for (unsigned i = 0; i < n; i++) {
 			ios[i]->batch = b;
-			ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i], fixed);
+			ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i], fixed,
+			          e->rw_flags);
 		}
 	}
+	if (unlikely(j->o->force_async))
+		ring_force_async(e, j->o->force_async, tail, n);
 	sq->sqe_tail = tail + n;
 	ret = blkring_submit(&e->ring);
 	return ret < 0 ? ret : 0;

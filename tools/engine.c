@@ -4,12 +4,41 @@
 
 #include "engine.h"
 
-const struct bench_engine *const bench_engines[] = {&engine_blkring, &engine_sync, NULL};
+#define RING_NOTE "runs on a blkring ring, as ioengine=blkring"
+#define SYNC_NOTE "runs as blocking library calls, as ioengine=sync"
 
-const struct bench_engine *engine_find(const char *name)
+const struct engine_name engine_names[] = {
+    {.name = "blkring", .engine = &engine_blkring},
+    {.name = "sync", .engine = &engine_sync},
+    {.name = "io_uring", .engine = &engine_blkring, .note = RING_NOTE},
+    {.name = "libaio", .engine = &engine_blkring, .note = RING_NOTE},
+    {.name = "posixaio", .engine = &engine_blkring, .note = RING_NOTE},
+    {.name = "psync", .engine = &engine_sync, .note = SYNC_NOTE},
+    {.name = "vsync", .engine = &engine_sync, .note = SYNC_NOTE},
+    {.name = "pvsync", .engine = &engine_sync, .note = SYNC_NOTE},
+    {.name = "pvsync2", .engine = &engine_sync, .note = SYNC_NOTE},
+    {.name = "null",
+     .engine = &engine_blkring,
+     .note = "runs on a blkring ring over a null device of the job's size (null:irqmode=none), "
+             "its filename unused",
+     .null_dev = true},
+    /* Network block devices map onto specs of drivers still to come. */
+    {.name = "nbd",
+     .refused = "fio's NBD engine needs blkring's nbd: driver, which does not exist yet (its "
+                "uri= will map onto an nbd: spec)"},
+    {.name = "rbd",
+     .refused = "fio's Ceph RBD engine needs blkring's rbd: driver, which does not exist yet "
+                "(pool, rbdname and clientname will map onto an rbd: spec)"},
+    {.name = NULL},
+};
+
+_Static_assert(sizeof(engine_names) / sizeof(engine_names[0]) <= ENGINE_NAMES_MAX,
+               "ENGINE_NAMES_MAX too small");
+
+const struct engine_name *engine_find(const char *name)
 {
-	for (const struct bench_engine *const *e = bench_engines; *e; e++)
-		if (!strcmp(name, (*e)->name))
-			return *e;
+	for (const struct engine_name *e = engine_names; e->name; e++)
+		if (!strcmp(name, e->name))
+			return e;
 	return NULL;
 }

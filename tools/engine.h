@@ -32,10 +32,25 @@ struct bench_engine {
 	int (*reap)(struct job *j, unsigned min, unsigned max);
 };
 
-/* Every engine, NULL-terminated, in the order messages list them. */
-extern const struct bench_engine *const bench_engines[];
-/* The engine with that name, or NULL. */
-const struct bench_engine *engine_find(const char *name);
+/*
+ * A name ioengine= takes: blkring's engines, and fio's names for the
+ * engines block jobs use, each run by one of blkring's (asynchronous ones
+ * on a ring, synchronous ones by blocking calls).
+ */
+struct engine_name {
+	const char *name;
+	const struct bench_engine *engine; /* NULL: refused, with `refused` saying why */
+	const char *refused;
+	const char *note; /* for fio's names: what runs them, said once per run */
+	bool null_dev;    /* fio's null engine: the job runs on a null device of its size */
+};
+
+/* Every name, NULL-terminated, in the order messages list them; at most
+ * ENGINE_NAMES_MAX entries, so a run can mark the ones it has noted. */
+#define ENGINE_NAMES_MAX 32
+extern const struct engine_name engine_names[];
+/* The entry for that name, or NULL. */
+const struct engine_name *engine_find(const char *name);
 
 extern const struct bench_engine engine_blkring;
 /* The ring setup a blkring job asks for: flags from its hipri,

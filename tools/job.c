@@ -188,8 +188,9 @@ static void job_sample(struct job *j, uint64_t now)
 
 		if (!(j->ddirs & (1U << d)))
 			continue;
-		lat_add(&ds->bw, (uint64_t)((unsigned __int128)bytes * 1000000000ULL / dt / 1024));
-		lat_add(&ds->iops, (uint64_t)((unsigned __int128)ios * 1000000000ULL / dt));
+		sample_add(&ds->bw,
+		           (uint64_t)((unsigned __int128)bytes * 1000000000ULL / dt / 1024));
+		sample_add(&ds->iops, (uint64_t)((unsigned __int128)ios * 1000000000ULL / dt));
 		j->sample_bytes[d] = ds->bytes;
 		j->sample_ios[d] = ds->ios;
 	}
@@ -226,9 +227,10 @@ static void job_tick(struct job *j, uint64_t now)
 	if (j->ramping) {
 		next = min_u64(next, j->ramp_end_ns);
 	} else {
+		/* As fio's: no sample for the interval that ends the run. */
 		if (now >= j->end_ns)
 			j->draining = true;
-		if (now >= j->next_sample_ns)
+		else if (now >= j->next_sample_ns)
 			job_sample(j, now);
 		next = min_u64(min_u64(next, j->end_ns), j->next_sample_ns);
 	}
@@ -359,7 +361,6 @@ static void job_loop(struct job *j)
 {
 	uint64_t now = clock_now_ns();
 
-	j->begin_ns = now;
 	job_start_measuring(j, now);
 	if (j->o->ramp_time_us) {
 		j->ramping = true;
@@ -367,7 +368,6 @@ static void job_loop(struct job *j)
 	}
 	now = job_run_io(j, now);
 	j->st->runtime_ns = since(now, j->start_ns);
-	j->st->elapsed_ns = since(now, j->begin_ns);
 }
 
 uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs)
@@ -388,7 +388,6 @@ uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs)
 	j->sample_ns = start;
 	j->next_sample_ns = start + SAMPLE_NS;
 	now = job_run_io(j, start);
-	j->st->elapsed_ns = since(now, j->begin_ns);
 	return since(now, start);
 }
 

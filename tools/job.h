@@ -93,7 +93,7 @@ struct job {
 	struct lat_log *log; /* write_lat_log; NULL without it */
 
 	uint64_t now_ns; /* the last completion stamp an engine took */
-	uint64_t begin_ns, start_ns, ramp_end_ns, end_ns, next_check_ns;
+	uint64_t start_ns, ramp_end_ns, end_ns, next_check_ns;
 	bool ramping;
 	uint64_t next_sample_ns, sample_ns, next_publish_ns;
 	uint64_t sample_bytes[BENCH_DDIR_NR], sample_ios[BENCH_DDIR_NR];

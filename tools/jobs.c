@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,7 +92,8 @@ static int add_def(struct bench_cfg *cfg, struct job_def **out)
 	return 0;
 }
 
-/* Applies an option and, unless it is a whole-run one, records its text. */
+/* Applies an option and, unless it is a whole-run one or a bare key (fio's
+ * "job options" leave those out), records its text. */
 static int apply(struct bench_cfg *cfg, struct job_opts *o, struct kvlist *given, const char *name,
                  const char *val, const char *where, bool cmdline, bool in_job)
 {
@@ -101,8 +103,8 @@ static int apply(struct bench_cfg *cfg, struct job_opts *o, struct kvlist *given
 	if (ret)
 		return ret;
 	opt = opt_find(name);
-	if (given && !(opt->flags & OPT_RUN))
-		return kvlist_set(given, name, val ? val : "1");
+	if (given && val && !(opt->flags & OPT_RUN))
+		return kvlist_set(given, name, val);
 	return 0;
 }
 
@@ -223,12 +225,43 @@ static int check_ring_depth(const struct job_def *d)
 {
 	const struct job_opts *o = &d->o;
 
-	if (o->ioengine != &engine_blkring || o->iodepth <= BLKRING_MAX_ENTRIES)
+	if (o->ioengine->engine != &engine_blkring || o->iodepth <= BLKRING_MAX_ENTRIES)
 		return 0;
 	return tool_error(-EINVAL,
 	                  "%s: job '%s': option 'iodepth': %u is out of range for "
-	                  "ioengine=blkring (1 to %u, the most entries a ring takes)",
-	                  d->where, o->name, o->iodepth, BLKRING_MAX_ENTRIES);
+	                  "ioengine=%s (1 to %u, the most entries a ring takes)",
+	                  d->where, o->name, o->iodepth, o->ioengine->name, BLKRING_MAX_ENTRIES);
+}
+
+/*
+ * fio's null engine needs no file: the job's filename becomes a null
+ * device as large as the end of its region, completing inside submit and
+ * moving no data, as fio's engine does.
+ */
+static int null_engine_dev(struct job_def *d)
+{
+	struct job_opts *o = &d->o;
+	struct blkring_spec *spec;
+	char size[32];
+	int ret, len;
+
+	if (!o->size.bytes)
+		return tool_error(-EINVAL,
+		                  "%s: job '%s': ioengine=null needs size= in bytes (the size of "
+		                  "its null device)",
+		                  d->where, o->name);
+	snprintf(size, sizeof(size), "%" PRIu64, o->offset.bytes + o->size.bytes);
+	ret = blkring_spec_parse("null:", &spec);
+	if (ret)
+		return tool_error(ret, "%s: job '%s': ioengine=null: %s", d->where, o->name,
+		                  blkring_last_error());
+	ret = blkring_spec_set(spec, "irqmode", "none") ?: blkring_spec_set(spec, "size", size);
+	len = ret ? ret : blkring_spec_format(spec, o->filename, sizeof(o->filename));
+	blkring_spec_free(spec);
+	if (len < 0 || (size_t)len >= sizeof(o->filename))
+		return tool_error(-EINVAL, "%s: job '%s': ioengine=null: no null device spec",
+		                  d->where, o->name);
+	return 0;
 }
 
 static int check_def(const struct job_def *d)
@@ -240,11 +273,11 @@ static int check_def(const struct job_def *d)
 		                  "%s: job '%s' has no filename (a device spec, e.g. "
 		                  "--filename=null:irqmode=none)",
 		                  d->where, o->name);
-	if (o->hipri && o->ioengine == &engine_sync)
+	if (o->hipri && o->ioengine->engine == &engine_sync)
 		return tool_error(-EINVAL,
 		                  "%s: job '%s': hipri=1 needs ioengine=blkring (polling is a "
-		                  "ring's)",
-		                  d->where, o->name);
+		                  "ring's), not %s",
+		                  d->where, o->name, o->ioengine->name);
 	/* Linux refuses the pair (a deferring ring runs its work in its owner's
 	 * waits, and an SQ thread never waits there): say so before running. */
 	if (o->sqthread_poll && opt_is_set(o, "taskrun") && o->taskrun == TASKRUN_DEFER)
@@ -391,9 +424,8 @@ static int parse_all(struct bench_cfg *cfg, int argc, char **argv, struct cl_arg
 		ret = parse_file(&ps, ca->files[i]);
 	/* Command-line globals override the files': in effect and as recorded. */
 	for (unsigned i = 0; !ret && i < ps.nr_cl_global; i++)
-		if (!is_run_opt(&ca->opts[i]))
-			ret = kvlist_set(&cfg->global_given, ca->opts[i].name,
-			                 ca->opts[i].val ? ca->opts[i].val : "1");
+		if (!is_run_opt(&ca->opts[i]) && ca->opts[i].val)
+			ret = kvlist_set(&cfg->global_given, ca->opts[i].name, ca->opts[i].val);
 	if (!ret)
 		ret = apply_run_opts(cfg, ca);
 	if (ret)
@@ -402,7 +434,10 @@ static int parse_all(struct bench_cfg *cfg, int argc, char **argv, struct cl_arg
 		return tool_error(-EINVAL,
 		                  "no jobs: give --name=NAME and its options, or a job file");
 	for (unsigned i = 0; i < cfg->nr_defs; i++) {
-		ret = check_def(&cfg->defs[i]);
+		struct job_def *d = &cfg->defs[i];
+
+		ret = d->o.ioengine->null_dev ? null_engine_dev(d) : 0;
+		ret = ret ?: check_def(d);
 		if (ret)
 			return ret;
 	}

@@ -124,13 +124,22 @@ int latlog_close(struct lat_log *l)
 	return err;
 }
 
-static int lat_file_open(struct lat_file *f, const char *name, const char *kind, unsigned number)
+int latlog_path(char *buf, size_t size, const char *name, unsigned kind, unsigned number)
 {
-	int len = snprintf(f->path, sizeof(f->path), "%s_%s.%u.log", name, kind, number);
+	int len = snprintf(buf, size, "%s_%s.%u.log", name, kind_names[kind], number);
 
-	if (len < 0 || (size_t)len >= sizeof(f->path))
+	if (len < 0 || (size_t)len >= size)
 		return tool_error(-ENAMETOOLONG, "write_lat_log=%s: the file name is too long",
 		                  name);
+	return 0;
+}
+
+static int lat_file_open(struct lat_file *f, const char *name, unsigned kind, unsigned number)
+{
+	int ret = latlog_path(f->path, sizeof(f->path), name, kind, number);
+
+	if (ret)
+		return ret;
 	f->buf = malloc(LATLOG_BUF);
 	if (!f->buf)
 		return tool_error(-ENOMEM, "allocating the latency log buffers");
@@ -151,7 +160,7 @@ int latlog_open(struct lat_log **out, const char *name, unsigned number, bool of
 	for (unsigned k = 0; k < LATLOG_NR; k++)
 		l->f[k].fd = -1;
 	for (unsigned k = 0; k < LATLOG_NR && !ret; k++)
-		ret = lat_file_open(&l->f[k], name, kind_names[k], number);
+		ret = lat_file_open(&l->f[k], name, k, number);
 	if (ret) {
 		for (unsigned k = 0; k < LATLOG_NR; k++)
 			lat_file_close(&l->f[k]);

@@ -16,12 +16,15 @@
 #define BLKRING_TOOLS_LATLOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum { LATLOG_SLAT, LATLOG_CLAT, LATLOG_LAT, LATLOG_NR };
 
 struct lat_log;
 
+/* The file of one log (NAME_clat.N.log): 0, or -ENAMETOOLONG with a message. */
+int latlog_path(char *buf, size_t size, const char *name, unsigned kind, unsigned number);
 /* 0, or a negative errno with the failing file named in tool_last_error(). */
 int latlog_open(struct lat_log **out, const char *name, unsigned number, bool offsets);
 /* One line in one of the three logs; elapsed_ns is since measuring began. */

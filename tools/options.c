@@ -88,13 +88,13 @@ static int check_range(const struct bench_opt *opt, const char *val, uint64_t v)
 	return 0;
 }
 
-/* A whole number, stored at its field's width: unsigned or uint64_t. */
+/* A whole number, stored at its field's width: unsigned or uint64_t.  As
+ * fio's, it takes a size suffix (iodepth=4k is 4096). */
 static int opt_int(const struct bench_opt *opt, const char *val, void *field)
 {
 	uint64_t v;
-	char *end;
 
-	if (parse_u64(val, &v, &end) || *end)
+	if (parse_size(val, &v))
 		return tool_error(-EINVAL, "'%s' is not a whole number", val);
 	if (check_range(opt, val, v))
 		return -EINVAL;
@@ -158,35 +158,52 @@ static int opt_size_pct(const struct bench_opt *opt, const char *val, void *fiel
 	return opt_size(opt, val, &sp->bytes);
 }
 
+/* One size of a bs= list, part of val. */
+static int bs_part(const struct bench_opt *opt, const char *val, const char *p, size_t len,
+                   uint64_t *v)
+{
+	char part[64];
+
+	if (len >= sizeof(part))
+		return size_error(val);
+	memcpy(part, p, len);
+	part[len] = '\0';
+	if (parse_size(part, v))
+		return size_error(part);
+	return check_range(opt, part, *v);
+}
+
 /*
- * bs=R[,W[,T]]: a direction without its own value takes the last one given;
- * write zeroes, which fio does not have, takes the trim size.
+ * bs=R[,W[,T]] as fio reads it: an empty entry leaves its direction as it
+ * was (bs=4k,,8k keeps the write size), and the last entry given also
+ * sets the directions after it.  Write zeroes, which fio does not have,
+ * takes the trim size.
  */
 static int opt_bs(const struct bench_opt *opt, const char *val, void *field)
 {
-	uint64_t *bs = field, v = 0;
+	uint64_t *bs = field, tmp[FIO_DDIR_NR];
 	const char *p = val;
-	char part[64];
+	unsigned d = 0;
 
-	for (unsigned d = 0; d < FIO_DDIR_NR; d++) {
-		if (*p) {
-			size_t len = strcspn(p, ",");
+	if (!*val)
+		return size_error(val);
+	memcpy(tmp, bs, sizeof(tmp));
+	for (;;) {
+		size_t len = strcspn(p, ",");
 
-			if (len >= sizeof(part))
-				return size_error(val);
-			memcpy(part, p, len);
-			part[len] = '\0';
-			if (parse_size(part, &v))
-				return size_error(part);
-			if (check_range(opt, part, v))
-				return -EINVAL;
-			p += len + (p[len] == ',');
-		}
-		bs[d] = v;
+		if (d == FIO_DDIR_NR)
+			return tool_error(-EINVAL, "'%s' has more than %u sizes (read,write,trim)",
+			                  val, FIO_DDIR_NR);
+		if (len && bs_part(opt, val, p, len, &tmp[d]))
+			return -EINVAL;
+		for (unsigned k = d + 1; len && !p[len] && k < FIO_DDIR_NR; k++)
+			tmp[k] = tmp[d];
+		d++;
+		if (!p[len])
+			break;
+		p += len + 1;
 	}
-	if (*p)
-		return tool_error(-EINVAL, "'%s' has more than %u sizes (read,write,trim)", val,
-		                  FIO_DDIR_NR);
+	memcpy(bs, tmp, sizeof(tmp));
 	bs[DDIR_ZERO] = bs[DDIR_TRIM];
 	return 0;
 }
@@ -283,19 +300,22 @@ static int opt_rw(const struct bench_opt *opt, const char *val, void *field)
 	return not_one_of(val, &l);
 }
 
-/* ioengine=: an engine of the engine table, by its name. */
+/* ioengine=: a name of the engine table. */
 static int opt_engine(const struct bench_opt *opt, const char *val, void *field)
 {
-	const struct bench_engine *e = engine_find(val);
+	const struct engine_name *e = engine_find(val);
 	struct word_list l = {.len = 0};
 
 	(void)opt;
-	if (e) {
-		*(const struct bench_engine **)field = e;
+	if (e && e->engine) {
+		*(const struct engine_name **)field = e;
 		return 0;
 	}
-	for (const struct bench_engine *const *p = bench_engines; *p; p++)
-		word_add(&l, (*p)->name);
+	if (e)
+		return tool_error(-EINVAL, "'%s': %s", val, e->refused);
+	for (e = engine_names; e->name; e++)
+		if (e->engine)
+			word_add(&l, e->name);
 	return not_one_of(val, &l);
 }
 
@@ -445,12 +465,37 @@ static int opt_zero_flags(const struct bench_opt *opt, const char *val, void *fi
 	return 0;
 }
 
+/* A share: N or N% (fio takes both). */
+static int opt_percent(const struct bench_opt *opt, const char *val, void *field)
+{
+	char num[32];
+	size_t len = strlen(val);
+
+	if (!len || len >= sizeof(num))
+		return tool_error(-EINVAL, "'%s' is not a percentage", val);
+	memcpy(num, val, len + 1);
+	if (num[len - 1] == '%')
+		num[len - 1] = '\0';
+	if (opt_int(opt, num, field))
+		return tool_error(-EINVAL, "'%s' is not a percentage (0 to 100, %% optional)", val);
+	return 0;
+}
+
+/* An option with a note: taken, whatever its value, and left unused. */
+static int opt_noted(const struct bench_opt *opt, const char *val, void *field)
+{
+	(void)opt;
+	(void)val;
+	(void)field;
+	return 0;
+}
+
 /* rwmixwrite=N is rwmixread=100-N. */
 static int opt_rwmixwrite(const struct bench_opt *opt, const char *val, void *field)
 {
 	unsigned v;
 
-	if (opt_int(opt, val, &v))
+	if (opt_percent(opt, val, &v))
 		return -EINVAL;
 	*(unsigned *)field = 100 - v;
 	return 0;
@@ -461,6 +506,13 @@ static int opt_rwmixwrite(const struct bench_opt *opt, const char *val, void *fi
 /* A row's field: where it is and how large (the integer parser stores by size). */
 #define JOB(f) .off = offsetof(struct job_opts, f), .size = sizeof(((struct job_opts *)0)->f)
 #define RUN(f) .off = offsetof(struct run_opts, f), .size = sizeof(((struct run_opts *)0)->f)
+/* A kernel engine's option with no meaning here: accepted with a note. */
+#define NOTED(opt_name, why)                                                                  \
+	{                                                                                     \
+		.name = opt_name, .arg = "ANY", .help = "accepted: " why, .parse = opt_noted, \
+		.flags = OPT_BARE, .note = why,                                               \
+	}
+#define CMDPRIO_NOTE "blkring's devices do not order I/O by priority"
 #define DEFAULT_PERCENTILES "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"
 
 const struct bench_opt bench_opts[] = {
@@ -483,7 +535,9 @@ const struct bench_opt bench_opts[] = {
     {
         .name = "ioengine",
         .arg = "ENGINE",
-        .help = "blkring (a ring per job) or sync (one blocking call at a time)",
+        .help = "blkring (a ring per job) or sync (one blocking call at a time); fio's "
+                "io_uring, libaio, posixaio run as blkring, psync, vsync, pvsync, pvsync2 as "
+                "sync, null on a null device of the job's size",
         .def = "blkring",
         .parse = opt_engine,
         JOB(ioengine),
@@ -568,6 +622,7 @@ const struct bench_opt bench_opts[] = {
     },
     {
         .name = "thread",
+        .alias = "threads",
         .arg = "BOOL",
         .help = "jobs are threads (always; 0 is accepted with a note)",
         .def = "1",
@@ -586,6 +641,7 @@ const struct bench_opt bench_opts[] = {
     },
     {
         .name = "offset",
+        .alias = "fileoffset",
         .arg = "SIZE|N%",
         .help = "start of the region",
         .parse = opt_size_pct,
@@ -650,7 +706,7 @@ const struct bench_opt bench_opts[] = {
         .arg = "PERCENT",
         .help = "share of reads in rw and randrw",
         .def = "50",
-        .parse = opt_int,
+        .parse = opt_percent,
         JOB(rwmixread),
         .maxval = 100,
     },
@@ -683,7 +739,7 @@ const struct bench_opt bench_opts[] = {
     {
         .name = "direct",
         .arg = "BOOL",
-        .help = "O_DIRECT on file devices (their spec defaults to 1); given, overrides the spec",
+        .help = "O_DIRECT on file devices; given, overrides the spec's direct=",
         .def = "0",
         .parse = opt_bool,
         JOB(direct),
@@ -699,6 +755,34 @@ const struct bench_opt bench_opts[] = {
         JOB(fixedbufs),
         .flags = OPT_BARE,
     },
+    {
+        .name = "nowait",
+        .arg = "BOOL",
+        .help = "reads and writes fail with EAGAIN rather than wait (RWF_NOWAIT; fio's "
+                "io_uring and libaio option)",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(nowait),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "force_async",
+        .arg = "N",
+        .help = "every Nth I/O goes to the ring's worker pool (IOSQE_ASYNC; fio's io_uring "
+                "option)",
+        .parse = opt_int,
+        JOB(force_async),
+        .maxval = UINT32_MAX,
+    },
+    NOTED("registerfiles", "a job's device is always registered with its ring"),
+    NOTED("nonvectored", "the ring engine issues non-vectored reads and writes"),
+    NOTED("uncached", "blkring has no uncached buffered I/O (RWF_UNCACHED)"),
+    NOTED("userspace_reap", "the ring engine always reaps completions from the CQ itself"),
+    NOTED("hipri_percentage", "the sync engine does not poll (hipri=1 needs a ring)"),
+    NOTED("cmdprio_percentage", CMDPRIO_NOTE),
+    NOTED("cmdprio_class", CMDPRIO_NOTE),
+    NOTED("cmdprio", CMDPRIO_NOTE),
+    NOTED("cmdprio_bssplit", CMDPRIO_NOTE),
     {
         .name = "fsync",
         .arg = "N",
@@ -899,7 +983,6 @@ static const char *const fio_only[] = {
     "bwavgtime",
     "cgroup",
     "clat_percentiles",
-    "cmdprio_percentage",
     "cpumask",
     "cpus_allowed_policy",
     "create_fsync",
@@ -925,7 +1008,6 @@ static const char *const fio_only[] = {
     "flow_id",
     "gtod_reduce",
     "gtod_cpu",
-    "hipri_percentage",
     "hugepage-size",
     "ignore_error",
     "invalidate",
@@ -969,7 +1051,6 @@ static const char *const fio_only[] = {
     "rate_process",
     "readonly",
     "refill_buffers",
-    "registerfiles",
     "replay_redirect",
     "rw_sequencer",
     "scramble_buffers",
@@ -990,7 +1071,6 @@ static const char *const fio_only[] = {
     "unit_base",
     "unlink",
     "unlink_each_loop",
-    "uncached",
     "verify_async",
     "verify_backlog",
     "verify_fatal",
@@ -1010,6 +1090,10 @@ static const char *const fio_only[] = {
     "zonesize",
     "zonerange",
     "zoneskip",
+    "uri",
+    "pool",
+    "rbdname",
+    "clientname",
     "eta",
     "eta-newline",
     "status-interval",

@@ -64,14 +64,14 @@ struct percentiles {
 	unsigned nr;
 };
 
-struct bench_engine;
+struct engine_name;
 
 /* Everything one job is told. */
 struct job_opts {
 	char name[BENCH_NAME_MAX];
 	char filename[BENCH_PATH_MAX];
-	const struct bench_engine *ioengine;
-	unsigned rw; /* index in rw_modes */
+	const struct engine_name *ioengine; /* as given; ->engine runs the job */
+	unsigned rw;                        /* index in rw_modes */
 	uint64_t bs[BENCH_DDIR_NR];
 	unsigned iodepth;
 	unsigned iodepth_batch_submit;
@@ -88,6 +88,8 @@ struct job_opts {
 	unsigned rwmixread;
 	bool direct;
 	bool fixedbufs;
+	bool nowait;          /* reads and writes with BLKRING_RWF_NOWAIT */
+	unsigned force_async; /* every Nth SQE with BLKRING_SQE_ASYNC; 0: none */
 	bool hipri;
 	unsigned poll_strategy; /* POLL_STRATEGY_*: applies only when given */
 	unsigned fsync;
@@ -140,6 +142,9 @@ struct bench_opt {
 	 * in a list (bs=); a string's most characters in maxval. */
 	uint64_t minval, maxval;
 	const char *const *choices; /* choices: accepted words, in field order */
+	/* An option of a kernel engine whose meaning cannot exist here: any
+	 * value is accepted, and a job that sets it gets this note. */
+	const char *note;
 };
 
 extern const struct bench_opt bench_opts[];

@@ -133,17 +133,16 @@ static void json_dir(struct jb *b, json_object *job, const struct report *r, uns
 	l = json_lat(b, dir, "lat_ns", &ds->lat);
 	if (l && o->lat_percentiles)
 		json_percentiles(b, l, &ds->lat_hist, &o->percentile_list);
-	jint(b, dir, "bw_min", (int64_t)lat_min(&ds->bw));
+	jint(b, dir, "bw_min", (int64_t)sample_min(&ds->bw));
 	jint(b, dir, "bw_max", (int64_t)ds->bw.max);
-	jdbl(b, dir, "bw_agg",
-	     group_bw ? lat_mean(&ds->bw) * 100.0 / ((double)group_bw / 1024.0) : 0.0);
-	jdbl(b, dir, "bw_mean", lat_mean(&ds->bw));
-	jdbl(b, dir, "bw_dev", lat_stddev(&ds->bw));
+	jdbl(b, dir, "bw_agg", ds->bw.n ? sample_pct_of_group(&ds->bw, group_bw) : 0.0);
+	jdbl(b, dir, "bw_mean", ds->bw.mean);
+	jdbl(b, dir, "bw_dev", sample_stddev(&ds->bw));
 	jint(b, dir, "bw_samples", (int64_t)ds->bw.n);
-	jint(b, dir, "iops_min", (int64_t)lat_min(&ds->iops));
+	jint(b, dir, "iops_min", (int64_t)sample_min(&ds->iops));
 	jint(b, dir, "iops_max", (int64_t)ds->iops.max);
-	jdbl(b, dir, "iops_mean", lat_mean(&ds->iops));
-	jdbl(b, dir, "iops_stddev", lat_stddev(&ds->iops));
+	jdbl(b, dir, "iops_mean", ds->iops.mean);
+	jdbl(b, dir, "iops_stddev", sample_stddev(&ds->iops));
 	jint(b, dir, "iops_samples", (int64_t)ds->iops.n);
 }
 
@@ -207,7 +206,7 @@ static void json_misc(struct jb *b, json_object *job, const struct report *r)
 }
 
 static void json_job(struct jb *b, json_object *jobs, const struct report *r,
-                     const struct group_summary *g)
+                     const struct group_summary *g, uint64_t elapsed_ns)
 {
 	json_object *job = json_object_new_object();
 
@@ -220,7 +219,8 @@ static void json_job(struct jb *b, json_object *jobs, const struct report *r,
 	jint(b, job, "groupid", r->groupid);
 	jint(b, job, "error", r->st->error);
 	jint(b, job, "eta", 0);
-	jint(b, job, "elapsed", (int64_t)((r->st->elapsed_ns + 500000000) / 1000000000));
+	/* fio's: the whole run's, in seconds rounded up. */
+	jint(b, job, "elapsed", (int64_t)((elapsed_ns + 999999999) / 1000000000));
 	json_kvlist(b, job, "job options", &r->def->given);
 	/* fio's three directions always; write zeroes when the job has it. */
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
@@ -231,7 +231,7 @@ static void json_job(struct jb *b, json_object *jobs, const struct report *r,
 
 static json_object *json_build(struct jb *b, const struct report *r, unsigned nr,
                                const struct group_summary *groups, const struct bench_cfg *cfg,
-                               time_t when)
+                               time_t when, uint64_t elapsed_ns)
 {
 	json_object *root = json_object_new_object(), *jobs;
 	char text[64];
@@ -250,13 +250,13 @@ static json_object *json_build(struct jb *b, const struct report *r, unsigned nr
 	for (unsigned i = 0; jobs && i < nr; i++) {
 		while (groups[gi].groupid != r[i].groupid)
 			gi++;
-		json_job(b, jobs, &r[i], &groups[gi]);
+		json_job(b, jobs, &r[i], &groups[gi], elapsed_ns);
 	}
 	return root;
 }
 
 int output_json(FILE *f, const struct report *r, unsigned nr, const struct bench_cfg *cfg,
-                time_t when)
+                time_t when, uint64_t elapsed_ns)
 {
 	struct group_summary *groups = calloc(nr ? nr : 1, sizeof(*groups));
 	struct jb b = {.plus = cfg->run.output_format == FORMAT_JSON_PLUS};
@@ -269,7 +269,7 @@ int output_json(FILE *f, const struct report *r, unsigned nr, const struct bench
 	group_summaries(r, nr, groups, &nr_groups);
 	/* fio prints its floats with six decimals. */
 	json_c_set_serialization_double_format("%.6f", JSON_C_OPTION_THREAD);
-	root = json_build(&b, r, nr, groups, cfg, when);
+	root = json_build(&b, r, nr, groups, cfg, when, elapsed_ns);
 	if (!root || b.oom)
 		ret = -ENOMEM;
 	else

@@ -34,12 +34,16 @@ void output_header(FILE *f, const struct bench_cfg *cfg, unsigned nr_jobs)
 {
 	for (unsigned i = 0; i < cfg->nr_defs; i++) {
 		const struct job_opts *o = &cfg->defs[i].o;
+		char bs[FIO_DDIR_NR][32];
 
+		/* fio's num2str: "4096B", "16.0KiB". */
+		for (unsigned d = 0; d < FIO_DDIR_NR; d++)
+			fmt_num(bs[d], sizeof(bs[d]), (double)o->bs[d], true);
 		fprintf(f,
-		        "%s: (g=%u): rw=%s, bs=(R) %" PRIu64 "B-%" PRIu64 "B, (W) %" PRIu64
-		        "B-%" PRIu64 "B, (T) %" PRIu64 "B-%" PRIu64 "B, ioengine=%s, iodepth=%u\n",
-		        o->name, cfg->defs[i].groupid, rw_modes[o->rw].name, o->bs[0], o->bs[0],
-		        o->bs[1], o->bs[1], o->bs[2], o->bs[2], o->ioengine->name, o->iodepth);
+		        "%s: (g=%u): rw=%s, bs=(R) %sB-%sB, (W) %sB-%sB, (T) %sB-%sB, "
+		        "ioengine=%s, iodepth=%u\n",
+		        o->name, cfg->defs[i].groupid, rw_modes[o->rw].name, bs[0], bs[0], bs[1],
+		        bs[1], bs[2], bs[2], o->ioengine->name, o->iodepth);
 		if (o->numjobs > 1)
 			fprintf(f, "...\n");
 	}
@@ -117,31 +121,33 @@ static void show_percentiles(FILE *f, const char *name, const struct hist *h,
 	}
 }
 
-static void show_samples(FILE *f, const struct dir_stats *ds, double agg_kib)
+/* fio's: KiB/s, or MiB/s (whole numbers for min and max) once the mean
+ * is above 1 GiB/s. */
+static void show_samples(FILE *f, const struct dir_stats *ds, uint64_t group_bw)
 {
-	const struct lat_stat *bw = &ds->bw, *io = &ds->iops;
-	double div = 1.0, mean = lat_mean(bw);
+	const struct sample_stat *bw = &ds->bw, *io = &ds->iops;
+	uint64_t div = 1, min = sample_min(bw), max = bw->max;
+	double mean = bw->mean, dev = sample_stddev(bw);
 	const char *unit = "KiB";
 
 	if (!bw->n)
 		return;
-	if (bw->max >= 100000) {
-		div = 1024.0;
+	if (mean > 1024.0 * 1024.0) {
+		div = 1024;
 		unit = "MiB";
 	}
 	fprintf(f,
-	        "   bw (%5s/s): min=%5.0f, max=%5.0f, per=%3.2f%%, avg=%5.2f, stdev=%5.2f, "
-	        "samples=%" PRIu64 "\n",
-	        unit, (double)lat_min(bw) / div, (double)bw->max / div,
-	        agg_kib > 0 ? mean * 100.0 / agg_kib : 0.0, mean / div, lat_stddev(bw) / div,
-	        bw->n);
+	        "   bw (%5s/s): min=%5" PRIu64 ", max=%5" PRIu64 ", per=%3.2f%%, avg=%5.02f, "
+	        "stdev=%5.02f, samples=%" PRIu64 "\n",
+	        unit, min / div, max / div, sample_pct_of_group(bw, group_bw), mean / (double)div,
+	        dev / (double)div, bw->n);
 	fprintf(f,
-	        "   iops        : min=%5" PRIu64 ", max=%5" PRIu64 ", avg=%5.2f, stdev=%5.2f, "
+	        "   iops        : min=%5" PRIu64 ", max=%5" PRIu64 ", avg=%5.02f, stdev=%5.02f, "
 	        "samples=%" PRIu64 "\n",
-	        lat_min(io), io->max, lat_mean(io), lat_stddev(io), io->n);
+	        sample_min(io), io->max, io->mean, sample_stddev(io), io->n);
 }
 
-static void show_dir(FILE *f, const struct report *r, unsigned d, double agg_bw)
+static void show_dir(FILE *f, const struct report *r, unsigned d, uint64_t group_bw)
 {
 	const struct dir_stats *ds = &r->st->dir[d];
 	const struct job_opts *o = &r->def->o;
@@ -159,7 +165,7 @@ static void show_dir(FILE *f, const struct report *r, unsigned d, double agg_bw)
 	show_percentiles(f, "clat", &ds->clat_hist, &o->percentile_list);
 	if (o->lat_percentiles)
 		show_percentiles(f, " lat", &ds->lat_hist, &o->percentile_list);
-	show_samples(f, ds, agg_bw / 1024.0);
+	show_samples(f, ds, group_bw);
 }
 
 static void show_lat_line(FILE *f, const char *unit, const double *pct, unsigned nr)
@@ -234,7 +240,7 @@ static void show_report(FILE *f, const struct report *r, const struct group_summ
 	        r->nr_jobs, r->st->error, r->tid, when);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		if (report_dir_used(r, d))
-			show_dir(f, r, d, (double)g->agg_bw[d]);
+			show_dir(f, r, d, g->agg_bw[d]);
 	if (r->st->sync_ios) {
 		fprintf(f, "  fsync/fdatasync/sync_file_range:\n");
 		show_lat(f, "sync", &r->st->sync_lat);

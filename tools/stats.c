@@ -40,14 +40,70 @@ double lat_stddev(const struct lat_stat *s)
 	return var > 0 ? sqrt((double)var) : 0.0;
 }
 
+void sample_init(struct sample_stat *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->min = UINT64_MAX;
+}
+
+/* Welford's update, as fio's add_stat_sample(). */
+void sample_add(struct sample_stat *s, uint64_t v)
+{
+	double delta = (double)v - s->mean;
+
+	if (v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	s->mean += delta / (double)(s->n + 1);
+	s->s += delta * ((double)v - s->mean);
+	s->n++;
+}
+
+void sample_sum(struct sample_stat *dst, const struct sample_stat *src)
+{
+	if (!src->n)
+		return;
+	if (!dst->n) {
+		*dst = *src;
+		return;
+	}
+	dst->n += src->n;
+	dst->min += src->min;
+	dst->max += src->max;
+	dst->mean += src->mean;
+	dst->s += src->s;
+}
+
+uint64_t sample_min(const struct sample_stat *s)
+{
+	return s->n ? s->min : 0;
+}
+
+double sample_stddev(const struct sample_stat *s)
+{
+	return s->n > 1 && s->s > 0 ? sqrt(s->s / (double)(s->n - 1)) : 0.0;
+}
+
+/* As fio's convert_agg_kbytes_percent(), which takes the mean as an int. */
+double sample_pct_of_group(const struct sample_stat *bw, uint64_t group_bw)
+{
+	double pct;
+
+	if (group_bw <= 1024)
+		return 100.0;
+	pct = (double)(int64_t)bw->mean * 100.0 / ((double)group_bw / 1024.0);
+	return pct > 100.0 ? 100.0 : pct;
+}
+
 static void dir_stats_init(struct dir_stats *d)
 {
 	memset(d, 0, sizeof(*d));
 	lat_init(&d->slat);
 	lat_init(&d->clat);
 	lat_init(&d->lat);
-	lat_init(&d->bw);
-	lat_init(&d->iops);
+	sample_init(&d->bw);
+	sample_init(&d->iops);
 }
 
 void job_stats_init(struct job_stats *st)
@@ -66,8 +122,8 @@ static void dir_stats_merge(struct dir_stats *dst, const struct dir_stats *src)
 	lat_merge(&dst->slat, &src->slat);
 	lat_merge(&dst->clat, &src->clat);
 	lat_merge(&dst->lat, &src->lat);
-	lat_merge(&dst->bw, &src->bw);
-	lat_merge(&dst->iops, &src->iops);
+	sample_sum(&dst->bw, &src->bw);
+	sample_sum(&dst->iops, &src->iops);
 	hist_merge(&dst->clat_hist, &src->clat_hist);
 	hist_merge(&dst->lat_hist, &src->lat_hist);
 }
@@ -97,8 +153,6 @@ void job_stats_merge(struct job_stats *dst, const struct job_stats *src)
 		dst->runtime_ns = src->runtime_ns;
 	if (src->verify_ns > dst->verify_ns)
 		dst->verify_ns = src->verify_ns;
-	if (src->elapsed_ns > dst->elapsed_ns)
-		dst->elapsed_ns = src->elapsed_ns;
 	dst->usr_ns += src->usr_ns;
 	dst->sys_ns += src->sys_ns;
 	dst->ctx += src->ctx;

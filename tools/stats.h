@@ -46,11 +46,34 @@ double lat_mean(const struct lat_stat *s);
 double lat_stddev(const struct lat_stat *s);
 uint64_t lat_min(const struct lat_stat *s);
 
+/*
+ * Bandwidth or IOPS samples, one per interval, kept as fio's io_stat
+ * (running mean and sum of squared deviations), because group_reporting
+ * sums them as fio does: the group's mean, minimum and maximum are the
+ * sums of its jobs', as the jobs ran side by side.
+ */
+struct sample_stat {
+	uint64_t n, min, max;
+	double mean, s;
+};
+
+void sample_init(struct sample_stat *s);
+void sample_add(struct sample_stat *s, uint64_t v);
+/* fio's sum_stat(pure_sum): every field added, the first taken as it is. */
+void sample_sum(struct sample_stat *dst, const struct sample_stat *src);
+uint64_t sample_min(const struct sample_stat *s);
+/* Sample standard deviation (n - 1), as fio's calc_lat(). */
+double sample_stddev(const struct sample_stat *s);
+
+/* fio's "per=" and bw_agg: the mean's share of the group's bandwidth
+ * (bytes/s), at most 100%; 100% for a group under 1 KiB/s. */
+double sample_pct_of_group(const struct sample_stat *bw, uint64_t group_bw);
+
 /* One direction of one job (read, write, trim). */
 struct dir_stats {
 	uint64_t ios, bytes, short_ios;
 	struct lat_stat slat, clat, lat;
-	struct lat_stat bw, iops; /* per-interval samples, KiB/s and I/O per s */
+	struct sample_stat bw, iops; /* per-interval samples, KiB/s and I/O per s */
 	struct hist clat_hist, lat_hist;
 };
 
@@ -71,7 +94,6 @@ struct job_stats {
 	int error;           /* errno that stopped the job, 0 if none */
 	uint64_t runtime_ns; /* measured: after ramp_time */
 	uint64_t verify_ns;  /* the verify phase, which fio counts as read runtime */
-	uint64_t elapsed_ns; /* from the job's start */
 	uint64_t usr_ns, sys_ns, ctx, majf, minf;
 };
 
