@@ -75,7 +75,8 @@ int blkring__iopoll_submit(struct blkring__ctx *ctx, struct blkring_req *req,
 		return 0;
 	}
 	req->tw.func = iopoll_add_tw;
-	blkring__tw_add(ctx, &req->tw, false);
+	/* It posts no CQE, and the owner must poll after it: wake a lazy wait. */
+	blkring__tw_add(ctx, &req->tw, true);
 	return 0;
 }
 

@@ -69,7 +69,8 @@ static inline void req_issue_now(struct blkring__ctx *ctx, struct blkring_req *r
 	blkring__stat_add(&ctx->stats.issued, 1);
 	if (unlikely(req->link) && req->link->opcode == BLKRING_OP_LINK_TIMEOUT)
 		blkring__ltimeout_arm(ctx, req);
-	if (unlikely(req->sqe_flags & BLKRING_SQE_ASYNC)) {
+	/* Timeouts and cancels live in the owner's lists: never in a worker. */
+	if (unlikely(req->sqe_flags & BLKRING_SQE_ASYNC) && !blkring__op_owner_only(req->opcode)) {
 		req_punt(ctx, req);
 		return;
 	}

@@ -341,6 +341,13 @@ struct blkring__op {
 
 extern const struct blkring__op blkring__ops[BLKRING_OP_LAST];
 
+/* Opcodes that work on the owner's own lists (timeouts, cancel). */
+static inline bool blkring__op_owner_only(unsigned op)
+{
+	return op == BLKRING_OP_TIMEOUT || op == BLKRING_OP_TIMEOUT_REMOVE ||
+	       op == BLKRING_OP_ASYNC_CANCEL || op == BLKRING_OP_LINK_TIMEOUT;
+}
+
 /* tw.c */
 void blkring__tw_init(struct blkring__tw_list *tw);
 /* A completion for the owner to post (the priority list on a TW_PRIO ring). */

@@ -129,11 +129,11 @@ static bool sq_pass(struct blkring__ctx *ctx)
 	nr += blkring__tw_run(ctx);
 	if (unlikely(ctx->ioc.queues))
 		nr += blkring__ioc_reap(&ctx->ioc);
+	if (unlikely(ctx->timeouts))
+		blkring__timeouts_run(ctx);
 	blkring__issue_pending(ctx);
 	if (unlikely(ctx->ioc.flush_pending))
 		blkring__flush_queues(ctx);
-	if (unlikely(ctx->timeouts))
-		blkring__timeouts_run(ctx);
 	if (unlikely(blkring__iopoll_pending(ctx)))
 		nr += blkring__iopoll(ctx);
 	blkring__cq_flush(ctx);

@@ -14,6 +14,7 @@
  * request completes as it will.
  */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #include "lib/clock.h"
@@ -29,9 +30,11 @@ static uint64_t clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The monotonic deadline of ts, relative or on the flags' clock. */
-static int deadline_of(const struct __kernel_timespec *ts, unsigned flags, uint64_t *deadline)
+/* The monotonic deadline of the timespec at uts (any alignment: it is
+ * copied, as io_uring copies it in), relative or on the flags' clock. */
+static int deadline_of(uint64_t uts, unsigned flags, uint64_t *deadline)
 {
+	struct __kernel_timespec copy, *ts = uts ? &copy : NULL;
 	clockid_t clk = flags & BLKRING_TIMEOUT_REALTIME   ? CLOCK_REALTIME
 	                : flags & BLKRING_TIMEOUT_BOOTTIME ? CLOCK_BOOTTIME
 	                                                   : CLOCK_MONOTONIC;
@@ -39,6 +42,7 @@ static int deadline_of(const struct __kernel_timespec *ts, unsigned flags, uint6
 
 	if (!ts)
 		return -EFAULT;
+	memcpy(&copy, (const void *)(uintptr_t)uts, sizeof(copy));
 	if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000LL ||
 	    (uint64_t)ts->tv_sec > UINT64_MAX / 2000000000ULL)
 		return -EINVAL;
@@ -96,8 +100,7 @@ int blkring__timeout_prep(struct blkring__ctx *ctx, struct blkring_req *req,
 	req->tm.guarded = NULL;
 	req->tm.armed = false;
 	(void)ctx;
-	return deadline_of((const struct __kernel_timespec *)(uintptr_t)sqe->addr, flags,
-	                   &req->tm.deadline);
+	return deadline_of(sqe->addr, flags, &req->tm.deadline);
 }
 
 int blkring__timeout_issue(struct blkring_req *req, unsigned issue_flags)
@@ -227,8 +230,7 @@ int blkring__timeout_remove_prep(struct blkring__ctx *ctx, struct blkring_req *r
 	req->tm.counted = flags & BLKRING_TIMEOUT_UPDATE;
 	if (!req->tm.counted)
 		return (flags || sqe->off) ? -EINVAL : 0;
-	return deadline_of((const struct __kernel_timespec *)(uintptr_t)sqe->addr2, flags,
-	                   &req->tm.update);
+	return deadline_of(sqe->addr2, flags, &req->tm.update);
 }
 
 int blkring__timeout_remove_issue(struct blkring_req *req, unsigned issue_flags)

@@ -19,11 +19,12 @@ static inline void enter(struct blkring__ctx *ctx, bool flush)
 		blkring__tw_run(ctx);
 	if (unlikely(ctx->ioc.queues))
 		blkring__ioc_reap(&ctx->ioc);
+	/* Before issue_pending: what a timeout ends may start a next link. */
+	if (unlikely(ctx->timeouts))
+		blkring__timeouts_run(ctx);
 	blkring__issue_pending(ctx);
 	if (unlikely(flush && ctx->ioc.flush_pending))
 		blkring__flush_queues(ctx);
-	if (unlikely(ctx->timeouts))
-		blkring__timeouts_run(ctx);
 	if (unlikely(ctx->ovf_head))
 		blkring__overflow_flush(ctx);
 }
