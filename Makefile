@@ -122,6 +122,7 @@ test: setup
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory build-asan
 	@$(MAKE) --no-print-directory build-tsan
+	@$(MAKE) --no-print-directory build-fuzz
 	@tests/run-tests.sh build/asan build/tsan
 
 run: setup
@@ -160,6 +161,7 @@ format:
 clean:
 	rm -rf build
 
+include tests/fuzz/fuzz.mk
 include tests/stress/stress.mk
 
 .SECONDARY:
