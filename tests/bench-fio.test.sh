@@ -28,11 +28,18 @@ done
 
 # SIGTERM (a background job's SIGINT is ignored under a script): both
 # print the results so far and exit 128.
+# The signal goes once the program handles SIGTERM (SigCgt bit 14), so a
+# slow start on a loaded machine does not make it the default action.
 term_rc() {
-	local pid
+	local pid cgt
 	"$@" >"$T/sig.out" 2>"$T/sig.err" &
 	pid=$!
-	sleep 0.5
+	for _ in $(seq 100); do
+		cgt=$(sed -n 's/^SigCgt:\t//p' /proc/$pid/status 2>/dev/null)
+		[[ -n $cgt ]] && (((16#$cgt >> 14) & 1)) && break
+		sleep 0.05
+	done
+	sleep 0.3
 	kill -TERM $pid
 	wait $pid
 }
