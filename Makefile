@@ -21,7 +21,7 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread -D_GNU_SOURCE -Iinclud
 	  -MMD -MP $(shell pkg-config --cflags json-c 2>/dev/null)
 # What libblkring itself needs (blkring.pc's Libs.private), and what the
 # command, the tests and the benches add.
-LIB_LDLIBS := -pthread -luring
+LIB_LDLIBS := -pthread -luring -lnbd
 LDLIBS := $(LIB_LDLIBS) -lisal $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lm
 
 ifeq ($(SAN),asan)
@@ -89,6 +89,25 @@ man: $(O)/man/.stamp
 $(TOOL): $(TOOL_OBJS) $(STATIC)
 	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC) $(LDLIBS)
 
+# The nbdkit plugin (plugins/nbdkit/): a client of the public API as the
+# command is, linked against libblkring.so alone, which it finds beside
+# itself in the build tree and in PREFIX/lib once installed.  Part of
+# `all` where nbdkit-plugin-dev is installed (scripts/setup.sh's list).
+NBDKIT_PLUGIN := $(O)/nbdkit-blkring-plugin.so
+PLUGIN_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(sort $(wildcard plugins/nbdkit/*.c)))
+NBDKIT_PLUGINDIR := $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
+PLUGIN_REL := $(patsubst $(shell pkg-config --variable=prefix nbdkit 2>/dev/null)/%,%,$(NBDKIT_PLUGINDIR))
+PLUGIN_UP := $(subst $() ,/,$(patsubst %,..,$(subst /, ,$(PLUGIN_REL))))
+$(O)/obj/plugins/%.o: plugins/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -fvisibility=hidden $(shell pkg-config --cflags nbdkit) -c -o $@ $<
+$(NBDKIT_PLUGIN): $(PLUGIN_OBJS) $(SHARED)
+	$(CC) -shared $(LDFLAGS) -Wl,-rpath,'$$ORIGIN:$$ORIGIN/$(PLUGIN_UP)/lib' -o $@ $(PLUGIN_OBJS) \
+		-L$(O) -lblkring
+ifneq ($(NBDKIT_PLUGINDIR),)
+all: $(NBDKIT_PLUGIN)
+endif
+
 $(O)/tests/%: $(O)/obj/tests/%.o $(TEST_LIB_OBJS) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(STATIC) $(LDLIBS)
@@ -147,12 +166,14 @@ install: all man
 	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(O)/man/*.3 $(MANDIR)/man3/
 	install -m 644 $(O)/man/*.7 $(MANDIR)/man7/
+	$(if $(NBDKIT_PLUGINDIR),install -D -m 755 $(NBDKIT_PLUGIN) $(DESTDIR)$(PREFIX)/$(PLUGIN_REL)/nbdkit-blkring-plugin.so)
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/blkring.h $(LIBDIR)/libblkring.a \
 		$(LIBDIR)/libblkring.so $(LIBDIR)/libblkring.so.$(SOMAJOR) \
 		$(LIBDIR)/libblkring.so.$(VERSION) $(LIBDIR)/pkgconfig/blkring.pc \
 		$(DESTDIR)$(PREFIX)/bin/blkring $(MANDIR)/man7/blkring.7 $(MANDIR)/man3/blkring_*.3
+	$(if $(NBDKIT_PLUGINDIR),rm -f $(DESTDIR)$(PREFIX)/$(PLUGIN_REL)/nbdkit-blkring-plugin.so)
 
 format:
 	clang-format -i $(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS) $(TEST_LIB_SRCS) $(EXAMPLE_SRCS) \

@@ -283,6 +283,7 @@ enum {
 /* Polled I/O polls the kernel (IORING_SETUP_IOPOLL) rather than a queue
  * the device completes into: files on devices with kernel poll queues. */
 #define BLKRING_FEAT_KERNEL_POLL (1U << 5)
+#define BLKRING_FEAT_MULTI_CONN (1U << 6) /* its queues share one consistent view (NBD) */
 
 struct blkring_dev_info {
 	const char *type; /* driver name: "null", ... */

@@ -13,6 +13,7 @@ needs=(
 	liburing-dev:/usr/include/liburing.h
 	libjson-c-dev:/usr/include/json-c/json.h
 	libisal-dev:/usr/include/isa-l.h
+	libnbd-dev:/usr/include/libnbd.h
 	jq:jq
 	python3:python3
 	gnuplot-nox:gnuplot
@@ -22,6 +23,10 @@ needs=(
 	man-db:man
 	clang:clang
 	libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
+	nbdkit:nbdkit
+	nbdkit-plugin-dev:/usr/include/nbdkit-plugin.h
+	libnbd-bin:nbdinfo
+	qemu-utils:qemu-img
 )
 
 missing=()

@@ -7,6 +7,8 @@
 #include "blkring.h"
 #include "compiler.h"
 
+int cmd_serve(int argc, char **argv); /* serve.c */
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -15,6 +17,7 @@ static const struct {
     {"bench", cmd_bench, "run fio-style jobs (blkring bench --help lists the options)"},
     {"info", cmd_info, "show a device's size, limits, features, queues and counters"},
     {"table", cmd_table, "check a device-mapper table and show its layout (table check FILE)"},
+    {"serve", cmd_serve, "export a device or volume over NBD through nbdkit (serve --help)"},
 };
 
 static void usage(FILE *f)

@@ -16,11 +16,13 @@
 
 extern const struct blkring_driver blkring__null_driver;  /* null.c */
 extern const struct blkring_driver blkring__file_driver;  /* file.c */
+extern const struct blkring_driver blkring__nbd_driver;   /* nbd.c */
 extern const struct blkring_driver blkring__table_driver; /* src/dm/dm-spec.c */
 
 static const struct blkring_driver *const builtin[] = {
     &blkring__null_driver,
     &blkring__file_driver,
+    &blkring__nbd_driver,
     &blkring__table_driver,
 };
 
