@@ -5,7 +5,8 @@
  * flight; it sleeps in poll(2) on the socket, lets libnbd read what came,
  * and sends a new command for each one that completed (after the notify
  * call returned: a completion callback must not call libnbd on its own
- * handle).  bench/nbd-vs-fio.sh runs it beside blkring and fio.
+ * handle).  Simple replies, as the driver's.  bench/nbd-vs-fio.sh runs it
+ * beside blkring and fio.
  *
  *   nbd-raw URI read|write BS QD SECONDS      prints "iops=N"
  */
@@ -145,7 +146,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	r.h = nbd_create();
-	if (!r.h || nbd_connect_uri(r.h, argv[1]) || (size = nbd_get_size(r.h)) < (int64_t)r.bs) {
+	/* Simple replies, as the nbd driver asks for: a read's data comes
+	 * right after its header, in one more read of the socket. */
+	if (!r.h || nbd_set_request_structured_replies(r.h, false) ||
+	    nbd_connect_uri(r.h, argv[1]) || (size = nbd_get_size(r.h)) < (int64_t)r.bs) {
 		fprintf(stderr, "nbd-raw: %s: %s\n", argv[1], nbd_get_error());
 		return 1;
 	}

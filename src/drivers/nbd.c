@@ -57,7 +57,7 @@
  * epoch (plus the watchdog's period, another) after its time is up. */
 #define NBD_EPOCHS_PER_TIMEOUT 16
 #define NBD_EPOCHS 32
-#define NBD_POLL_BATCH 32 /* replies one poll of a queue reads at most */
+#define NBD_POLL_BATCH 32 /* replies read before their bios end */
 
 static const char nbdev_keys[] = "connections, poll_queues, connect_timeout_ms, io_timeout_ms, ro";
 
@@ -79,7 +79,12 @@ struct nbdev_conn {
 	/* Our own descriptor of the socket: polled, and shut down to kill the
 	 * connection, so it never names another file once libnbd closed its. */
 	int fd;
-	bool closed;               /* its driver saw it go: no more polling */
+	bool closed; /* its driver saw it go: no more polling */
+	/* Whoever drives the socket is inside libnbd, holding the handle's
+	 * lock: a submitter leaves its bio on `deferred` for the driver to
+	 * send after, rather than sleep on the lock. */
+	_Atomic uint32_t reading;
+	struct llist_head deferred;
 	_Atomic bool write_kicked; /* the interrupt was told a send waits */
 	struct llist_head done;    /* replied bios, for the socket's driver to end */
 	_Atomic uint32_t pending[NBD_EPOCHS] __cacheline_aligned;
@@ -376,11 +381,57 @@ static int drain(struct nbdev_conn *c)
 
 /* ---- submission ---- */
 
+/* Sends what submitters left while the socket's driver was reading. */
+static void issue_deferred(struct nbdev_conn *c)
+{
+	struct llist_node *n = llist_reverse_order(llist_del_all(&c->deferred));
+
+	while (n) {
+		struct llist_node *next = n->next;
+		struct blkring_bio *bio = container_of(n, struct blkring_bio, node);
+		int status = nbdev_issue(c, bio);
+
+		if (status)
+			nbdev_end(c, bio, status);
+		n = next;
+	}
+}
+
+/*
+ * The submitter's half of the hand-off with reading_end(): it publishes its
+ * bio, then reads `reading` with a read-modify-write, which the driver's
+ * exchange in reading_end() is ordered with.  Either the driver's exchange
+ * comes after it and sees the bio, or it sees the driver done and sends
+ * the list itself.
+ */
+static bool defer(struct nbdev_conn *c, struct blkring_bio *bio)
+{
+	if (!atomic_load_explicit(&c->reading, memory_order_relaxed))
+		return false;
+	llist_add(&bio->node, &c->deferred);
+	if (!atomic_fetch_add_explicit(&c->reading, 0, memory_order_acq_rel))
+		issue_deferred(c);
+	return true;
+}
+
+static void reading_begin(struct nbdev_conn *c)
+{
+	atomic_store_explicit(&c->reading, 1, memory_order_relaxed);
+}
+
+static void reading_end(struct nbdev_conn *c)
+{
+	atomic_exchange_explicit(&c->reading, 0, memory_order_acq_rel);
+	issue_deferred(c);
+}
+
 static void nbdev_start(struct nbdev_conn *c, struct blkring_bio *bio)
 {
 	int status;
 
 	cmd_init(bio);
+	if (defer(c, bio))
+		return;
 	status = nbdev_issue(c, bio);
 	if (unlikely(status))
 		nbdev_end(c, bio, status);
@@ -452,19 +503,28 @@ static bool conn_notify(struct nbdev_conn *c, short revents)
 	return true;
 }
 
-/* Polls one poll queue's socket without waiting; its busy flag held. */
-static int poll_conn(struct nbdev_conn *c)
+/* Reads what the socket holds, up to a batch of replies, without waiting:
+ * their bios then end together, and whoever waits for them is woken once. */
+static void conn_pump(struct nbdev_conn *c)
 {
-	int n;
-
-	if (!blkring__hctx_trylock_poll(c->hctx))
-		return 0;
 	for (int i = 0; i < NBD_POLL_BATCH && !c->closed; i++) {
 		struct pollfd p = {.fd = c->fd, .events = conn_events(c)};
 
 		if (poll(&p, 1, 0) <= 0 || !conn_notify(c, p.revents))
 			break;
 	}
+}
+
+/* Polls one poll queue's socket; its busy flag held. */
+static int poll_conn(struct nbdev_conn *c)
+{
+	int n;
+
+	if (!blkring__hctx_trylock_poll(c->hctx))
+		return 0;
+	reading_begin(c);
+	conn_pump(c);
+	reading_end(c);
 	n = drain(c);
 	blkring__hctx_unlock_poll(c->hctx);
 	return n;
@@ -553,8 +613,12 @@ static void *interrupt_thread(void *arg)
 			if (pfds[0].revents)
 				eventfd_read(nd->wake_fd, &v);
 			for (unsigned i = 1; i < n; i++) {
-				if (pfds[i].revents)
-					conn_notify(conns[i], pfds[i].revents);
+				if (pfds[i].revents) {
+					reading_begin(conns[i]);
+					if (conn_notify(conns[i], pfds[i].revents))
+						conn_pump(conns[i]);
+					reading_end(conns[i]);
+				}
 				drain(conns[i]);
 			}
 		}
@@ -652,8 +716,11 @@ static int conn_connect(struct nbdev *nd, struct nbdev_conn *c)
 	if (!c->h)
 		return blkring__error(-ENOMEM, "nbd: '%s': %s", nd->uri, libnbd_cause());
 	/* tls-psk-file= and the like name local files: the URI is the
-	 * application's own. */
-	if (nbd_set_uri_allow_local_file(c->h, true) || nbd_aio_connect_uri(c->h, nd->uri))
+	 * application's own.  Simple replies: a read's data comes in one
+	 * piece after its header, where a structured reply takes two more
+	 * reads of the socket, and a block device needs nothing else. */
+	if (nbd_set_uri_allow_local_file(c->h, true) ||
+	    nbd_set_request_structured_replies(c->h, false) || nbd_aio_connect_uri(c->h, nd->uri))
 		return connect_error(nd);
 	ret = connect_wait(nd, c->h);
 	if (ret)
@@ -760,6 +827,7 @@ static int conns_alloc(struct nbdev *nd)
 		nd->conns[i].nd = nd;
 		nd->conns[i].fd = -1;
 		llist_init(&nd->conns[i].done);
+		llist_init(&nd->conns[i].deferred);
 	}
 	return 0;
 }
