@@ -75,12 +75,50 @@ check usage_errors '[[ $(usage) == 2 && $(usage nosuch) == 2 && $(usage info) ==
 "$B" info null:bogus=1 >"$T/out" 2>&1
 check info_spec_error 'grep -q "bogus" "$T/out"' "$(cat "$T/out")"
 
-# On a terminal a live line shows running jobs, IOPS, elapsed and remaining time.
+# On a terminal a live line in fio's shape: running jobs and files, each
+# job's state, the share done, bandwidth, IOPS and the time left.
 if ! command -v script >/dev/null; then
 	echo "SKIP live_progress: script (util-linux) is not installed"
 else
 	script -qec "$B bench --name=p --filename=null:irqmode=none --runtime=1200ms --time_based" \
 		/dev/null >"$T/tty" 2>&1
-	check live_progress 'tr "\r" "\n" <"$T/tty" | grep -aq "^Jobs: 1: \[r=.* IOPS\]\[elapsed 00m:01s\]\[eta 00m:00s\]" &&
+	check live_progress 'tr "\r" "\n" <"$T/tty" | grep -aEq "^Jobs: 1 \(f=1\): \[R\(1\)\]\[([0-9.]+|-\.-)%\]\[r=[0-9.]+[KMG]iB/s\]\[r=[0-9.]+[kMG]? IOPS\]\[eta 00m:0[01]s\]" &&
 		grep -aq "Run status group 0" "$T/tty"' "$(tr '\r' '\n' <"$T/tty" | grep -a Jobs: | head -2)"
 fi
+# --eta=always shows it anywhere, --eta-newline=T starts a new one every T.
+"$B" bench --eta=always --eta-newline=1 --name=p --filename=null:irqmode=none --runtime=2100ms \
+	--time_based >"$T/out" 2>&1
+check eta_always_newline '[[ $(grep -ac "^Jobs: 1 (f=1): \[R(1)\]" "$T/out") -ge 2 ]]' \
+	"$(grep -a Jobs: "$T/out" | cat -A | head -3)"
+
+# fio's command flags.  "--name value" is "--name=value" for every option
+# that takes a value.
+"$B" bench --output-format json --name a --filename null:size=1M --size 64k >"$T/out" 2>&1
+check space_form 'python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))[\"jobs\"][0]
+assert j[\"jobname\"] == \"a\" and j[\"read\"][\"io_bytes\"] == 65536, j[\"read\"][\"io_bytes\"]" "$T/out"' \
+	"$(head -c 200 "$T/out")"
+printf '[global]\nfilename=null:size=1M\nsize=64k\n[a]\n[b]\nrw=write\n[c]\n' >"$T/s.fio"
+"$B" bench --section=c --section a --output-format=json "$T/s.fio" >"$T/out" 2>&1
+check section 'python3 -c "
+import json, sys
+assert [j[\"jobname\"] for j in json.load(open(sys.argv[1]))[\"jobs\"]] == [\"a\", \"c\"]" "$T/out"' \
+	"$(head -c 200 "$T/out")"
+"$B" bench --parse-only "$T/s.fio" >"$T/out" 2>&1
+check parse_only '[[ $? == 0 && ! -s $T/out ]]' "$(head -c 200 "$T/out")"
+expect_err readonly 2 "job 'b': rw=write changes data, and --readonly allows reads only" \
+	--readonly "$T/s.fio"
+expect_err readonly_no_layout 2 "job 'r': $T/ro.dat would be laid out, and --readonly changes no file" \
+	--readonly --name=r --filename="$T/ro.dat" --size=64k
+check readonly_no_layout_file '[[ ! -e $T/ro.dat ]]' "$T/ro.dat was made"
+"$B" bench --readonly --section=a "$T/s.fio" >"$T/out" 2>&1
+check readonly_reads '[[ $? == 0 ]]' "$(head -c 200 "$T/out")"
+"$B" bench --cmdhelp=blocksize >"$T/out" 2>&1
+check cmdhelp_option '[[ $? == 0 ]] && grep -q "^ *bs: block size" "$T/out" &&
+	grep -q "^ *default: 4k" "$T/out"' "$(head -c 200 "$T/out")"
+"$B" bench --cmdhelp >"$T/out" 2>&1
+check cmdhelp_all '[[ $? == 0 && $(grep -c "^[a-z_-]* *: " "$T/out") -gt 50 ]]' "$(head -c 200 "$T/out")"
+expect_err cmdhelp_unknown 2 "--cmdhelp: no option 'nosuch'" --cmdhelp=nosuch
+expect_err warnings_fatal 2 "1 note above, and --warnings-fatal makes them errors" \
+	--warnings-fatal --name=a --filename=null:size=1M --ioengine=psync --iodepth=4

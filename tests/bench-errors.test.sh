@@ -23,7 +23,8 @@ expect2 unknown_option "command line: unknown option 'bogus'" --name=a --filenam
 expect2 fio_only_option "'gtod_reduce' is a fio option blkring does not support" \
 	--name=a --filename=null: --gtod_reduce=1
 expect2 bad_value "option 'iodepth': '0' is out of range" --name=a --filename=null: --iodepth=0
-expect2 no_filename "job 'a' has no filename" --name=a
+# Without a filename a job's file is fio's NAME.JOB.FILE, which needs a size to be made.
+expect2 no_filename "job 'a': a.0.0 does not exist: give size= or filesize=" --name=a
 expect2 no_jobs "no jobs" --filename=null:
 expect2 time_based "time_based needs a runtime" --name=a --filename=null: --time_based
 expect2 bad_spec "filename=null:bogus=1" --name=a --filename=null:bogus=1

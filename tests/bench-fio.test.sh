@@ -2,7 +2,7 @@
 # Against fio itself (3.33 when this was written), run here on files in
 # /dev/shm: values fio accepts, and what the two print for the same job.
 # Every case is skipped without fio.
-B=${BLKRING:-build/blkring}
+B=$(realpath "${BLKRING:-build/blkring}")
 T=$(mktemp -d /dev/shm/blkring-fio.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM
@@ -13,27 +13,25 @@ if ! command -v fio >/dev/null; then
 	exit 0
 fi
 
-# The job header line, but for the engine's name: bs per direction as fio
+# The job header lines, but for the engine's name: bs per direction as fio
 # reads bs=R,W,T lists (an empty entry keeps its default, the last one
 # given fills the rest), sizes as fio's num2str prints them.
-header() { sed -n '1s/ioengine=[a-z_]*, //p' "$1"; }
-for bs in 8k,,16k ,8k 16k,; do
-	fio --name=a --ioengine=null --rw=randrw --size=64k --bs=$bs --rwmixread=70% \
-		>"$T/fio.out" 2>&1
-	"$B" bench --name=a --filename=null:size=64k --rw=randrw --bs=$bs --rwmixread=70% \
-		>"$T/b.out" 2>&1
-	check "header_bs_$bs" '[[ -n $(header "$T/fio.out") && $(header "$T/fio.out") == "$(header "$T/b.out")" ]]' \
-		"fio: $(header "$T/fio.out"); blkring: $(header "$T/b.out")"
-done
+header() { sed -n '/^[a-c]: (g=0)/s/ioengine=[a-z_]*, //p' "$1"; }
+HDR=(--rw=randrw --size=64k --rwmixread=70% --name=a --bs=8k,,16k --name=b --bs=,8k --name=c
+	--bs=16k,)
+fio --ioengine=null "${HDR[@]}" >"$T/fio.out" 2>&1
+"$B" bench --filename=null:size=64k "${HDR[@]}" >"$T/b.out" 2>&1
+check header_bs '[[ $(header "$T/fio.out" | wc -l) == 3 && $(header "$T/fio.out") == "$(header "$T/b.out")" ]]' \
+	"fio: $(header "$T/fio.out"); blkring: $(header "$T/b.out")"
 
 # SIGTERM (a background job's SIGINT is ignored under a script): both
 # print the results so far and exit 128.
-# The signal goes once the program handles SIGTERM (SigCgt bit 14), so a
-# slow start on a loaded machine does not make it the default action.
 term_rc() {
 	local pid cgt
 	"$@" >"$T/sig.out" 2>"$T/sig.err" &
 	pid=$!
+	# The signal goes once the program handles SIGTERM (SigCgt bit 14), so
+	# a slow start on a loaded machine does not make it the default action.
 	for _ in $(seq 100); do
 		cgt=$(sed -n 's/^SigCgt:\t//p' /proc/$pid/status 2>/dev/null)
 		[[ -n $cgt ]] && (((16#$cgt >> 14) & 1)) && break
@@ -62,20 +60,24 @@ for f in sys.argv[1:]:
     s = json.load(open(f + '.s'))['jobs']
     assert len(g) == 1 and len(s) == 2, f
     r = g[0]['read']
-    assert 90 <= r['bw_agg'] <= 100, (f, r['bw_agg'])
-    assert 0.8 < r['bw_mean'] / r['bw'] < 1.25, (f, r['bw_mean'], r['bw'])
-    assert 0.8 < r['iops_mean'] / r['iops'] < 1.25, (f, r['iops_mean'], r['iops'])
-    assert r['bw_samples'] >= 2 and r['bw_samples'] == r['iops_samples'], (f, r['bw_samples'])
+    assert 70 <= r['bw_agg'] <= 100, (f, r['bw_agg'])
+    assert 0.7 < r['bw_mean'] / r['bw'] < 1.5, (f, r['bw_mean'], r['bw'])
+    assert 0.7 < r['iops_mean'] / r['iops'] < 1.5, (f, r['iops_mean'], r['iops'])
+    assert r['bw_samples'] >= 1 and r['bw_samples'] == r['iops_samples'], (f, r['bw_samples'])
     assert r['bw_min'] <= r['bw_mean'] <= r['bw_max'], f
     for j in s:
-        assert 30 < j['read']['bw_agg'] < 70, (f, j['read']['bw_agg'])
+        # a job the machine kept from running long enough has no sample
+        assert not j['read']['bw_samples'] or 15 < j['read']['bw_agg'] < 85, (f, j['read'])
 PY
 G=(--numjobs=2 --runtime=1100ms --time_based --output-format=json)
-fio --name=a --ioengine=null --size=1G "${G[@]}" --group_reporting >"$T/fio.g" 2>"$T/err" &&
-	fio --name=a --ioengine=null --size=1G "${G[@]}" >"$T/fio.s" 2>>"$T/err" &&
-	"$B" bench --name=a --filename=null:irqmode=none "${G[@]}" --group_reporting >"$T/b.g" 2>>"$T/err" &&
-	"$B" bench --name=a --filename=null:irqmode=none "${G[@]}" >"$T/b.s" 2>>"$T/err"
+# fio's and blkring's runs side by side (each document is checked against itself).
+fio --name=a --ioengine=null --size=1G "${G[@]}" --group_reporting >"$T/fio.g" 2>"$T/err" &
+"$B" bench --name=a --filename=null:irqmode=none "${G[@]}" --group_reporting >"$T/b.g" 2>>"$T/err"
 rc=$?
+wait $! || rc=$?
+fio --name=a --ioengine=null --size=1G "${G[@]}" >"$T/fio.s" 2>>"$T/err" &
+"$B" bench --name=a --filename=null:irqmode=none "${G[@]}" >"$T/b.s" 2>>"$T/err" || rc=$?
+wait $! || rc=$?
 why=$(python3 "$T/group.py" "$T/fio" "$T/b" 2>&1)
 check group_reporting_sums '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 200 "$T/err") $why"
 
@@ -145,3 +147,152 @@ fio --output-format=json "$T/both.fio" >"$T/fio.json" 2>"$T/err" &&
 rc=$?
 why=$(python3 "$T/same.py" "$T/fio.json" "$T/b.json" 2>&1)
 check jobfile_same_json '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 200 "$T/err") $why"
+
+# --showcmd: the job files as one command line, as fio writes it.
+printf '[global]\nsize=1M\nioengine=null\ntime_based\nruntime=100ms\n[a]\niodepth=2\n[b]\nrw=randread\n' \
+	>"$T/show.fio"
+f=$(fio --showcmd "$T/show.fio" | sed 's/^fio //; s/ *$//')
+b=$("$B" bench --showcmd "$T/show.fio" | sed 's/^blkring bench //')
+check showcmd '[[ -n $f && $f == "$b" ]]' "fio: $f; blkring: $b"
+
+# Job files as fio reads them: include (from the including file's
+# directory), ${VAR}, a comment anywhere after a value, and a group per
+# later file.
+mkdir "$T/inc"
+printf '[global]\nsize=64k ; why\nioengine=null\n[a]\ninclude sub.fio\nbs=${BLKRING_T_BS}\nrw=read;x\n' \
+	>"$T/inc/main.fio"
+printf 'iodepth=2#y\n' >"$T/inc/sub.fio"
+printf '[b]\nioengine=null\nsize=64k\n[c]\nioengine=null\nsize=64k\n' >"$T/second.fio"
+export BLKRING_T_BS=8k
+f=$(fio --showcmd "$T/inc/main.fio" | sed 's/^fio //; s/ *$//')
+b=$("$B" bench --showcmd "$T/inc/main.fio" | sed 's/^blkring bench //')
+check jobfile_include_env_comments '[[ $f == "--size=64k --ioengine=null --name=a --iodepth=2 --bs=8k --rw=read" && $f == "$b" ]]' \
+	"fio: $f; blkring: $b"
+groups() { python3 -c "import json, sys; print([(j['jobname'], j['groupid']) for j in json.load(sys.stdin)['jobs']])"; }
+f=$(fio --output-format=json "$T/inc/main.fio" "$T/second.fio" 2>/dev/null | groups)
+b=$("$B" bench --output-format=json "$T/inc/main.fio" "$T/second.fio" 2>/dev/null | groups)
+check jobfiles_grouped '[[ $f == "[('\''a'\'', 0), ('\''b'\'', 1), ('\''c'\'', 1)]" && $f == "$b" ]]' \
+	"fio: $f; blkring: $b"
+
+# --minimal: fio's terse version 3, field for field: the same number of
+# fields in the same order, each of the same kind (whole number, %f,
+# %3.1f%%, %3.2f%%, percentile=usec), the same amounts where a run
+# decides nothing (name, group, error, KiB moved, percentile names).
+TERSE=(--ioengine=null --size=256k --name=r --rw=read --lat_percentiles=1 --name=w --rw=write
+	--stonewall --continue_on_error=all --percentile_list=50:99)
+fio --minimal "${TERSE[@]}" >"$T/fio.terse" 2>"$T/err" &&
+	"$B" bench --minimal "${TERSE[@]}" >"$T/b.terse" 2>>"$T/err"
+rc=$?
+cat >"$T/terse.py" <<'PY'
+import re, sys
+KINDS = [('int', r'\d+'), ('f', r'-?\d+\.\d{6}'), ('pct1', r'\d+\.\d%'), ('pct2', r'\d+\.\d\d%'),
+         ('pctf', r'\d+\.\d{6}%'), ('plist', r'\d+\.\d{6}%=\d+'), ('plist0', r'0%=0')]
+def kind(x):
+    return next((k for k, r in KINDS if re.fullmatch(r, x)), 'text')
+fio, ours = ([l.split(';') for l in open(f).read().splitlines()] for f in sys.argv[1:3])
+problems = [] if len(fio) == len(ours) == 2 else ['%d and %d lines' % (len(fio), len(ours))]
+for n, (a, b) in enumerate(zip(fio, ours)):
+    if len(a) != len(b):
+        problems.append('line %d: %d fields, %d' % (n, len(a), len(b)))
+    for i, (x, y) in enumerate(zip(a, b)):
+        # version, name, group, error, read KiB, write KiB; percentile names
+        fixed = i in (0, 2, 3, 4, 5, 46)
+        if kind(x) != kind(y) or (fixed and x != y) or x.split('=')[0] != y.split('=')[0] and kind(x) == 'plist':
+            problems.append('line %d field %d: fio %s, blkring %s' % (n, i + 1, x, y))
+print('; '.join(problems[:5]))
+PY
+why=$(python3 "$T/terse.py" "$T/fio.terse" "$T/b.terse" 2>&1)
+check terse_v3_fields '[[ $rc == 0 && -z $why && $(wc -l <"$T/b.terse") == 2 ]]' \
+	"exit $rc: $(head -c 200 "$T/err") $why"
+
+# Several formats at once print in fio's order: the job header, then
+# terse, JSON and normal results.
+markers() {
+	grep -aoE '^(a: \(g=0\)|Starting|3;|\{|\}|a: \(groupid|Run status)' "$1" | tr '\n' ' '
+}
+fio --output-format=normal,json,terse --name=a --ioengine=null --size=64k >"$T/fio.out" 2>&1
+"$B" bench --output-format=normal,json,terse --name=a --ioengine=null --size=64k \
+	>"$T/b.out" 2>/dev/null
+check formats_combined '[[ $(markers "$T/fio.out") == "$(markers "$T/b.out")" ]] &&
+	[[ $(markers "$T/b.out") == "a: (g=0) Starting 3; { } a: (groupid Run status " ]]' \
+	"fio: $(markers "$T/fio.out"); blkring: $(markers "$T/b.out")"
+
+# --status-interval: the whole document again every interval, the
+# results so far (the runtime grows), then the final one.
+cat >"$T/docs.py" <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    text, docs, dec = open(f).read(), [], json.JSONDecoder()
+    i = text.index('{')
+    while i < len(text):
+        d, i = dec.raw_decode(text, i)
+        docs.append(d)
+        while i < len(text) and text[i].isspace():
+            i += 1
+    runs = [d['jobs'][0]['read']['runtime'] for d in docs]
+    assert len(docs) >= 3 and runs == sorted(runs) and runs[-1] >= 1000, (f, runs)
+PY
+SI=(--name=a --ioengine=null --size=1G --runtime=1000ms --time_based --status-interval=300ms
+	--output-format=json)
+fio "${SI[@]}" >"$T/fio.si" 2>"$T/err" &
+"$B" bench "${SI[@]}" >"$T/b.si" 2>>"$T/err"
+rc=$?
+wait $! || rc=$?
+why=$(python3 "$T/docs.py" "$T/fio.si" "$T/b.si" 2>&1)
+check status_interval '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 200 "$T/err") $why"
+
+# Files as fio lays them out: a missing file is made, a short one extended,
+# to the job's size (written with data for a job that reads, allocated for
+# one that only writes); names from directory=, fio's lists ("\:" inside a
+# name), relative names and NAME.JOB.FILE for nrfiles, numjobs.  Each
+# starts in a directory of its own; the names, sizes and allocated blocks
+# of what is left must be fio's.
+cat >"$T/layout.fio" <<'JOB'
+[global]
+ioengine=psync
+[new_read]
+filename=new1.dat
+size=1M
+rw=randread
+[new_write]
+filename=new2.dat
+size=1M
+rw=write
+bs=64k
+[short_read]
+filename=short1.dat
+size=1M
+rw=read
+bs=64k
+[short_write]
+filename=short2.dat
+size=512k
+rw=randwrite
+[list]
+directory=d
+filename=x:y\:z:w
+size=96k
+[generated]
+nrfiles=2
+numjobs=2
+size=128k
+rw=write
+bs=16k
+[filesize]
+directory=d
+nrfiles=3
+filesize=32k
+JOB
+listing() { (cd "$1" && find . -type f -printf '%P %s %b\n' | sort | tr '\n' ' '); }
+for d in lay-fio lay-b; do
+	mkdir -p "$T/$d/d"
+	head -c 262144 /dev/zero | tr '\0' x >"$T/$d/short1.dat"
+	cp "$T/$d/short1.dat" "$T/$d/short2.dat"
+done
+(cd "$T/lay-fio" && fio "$T/layout.fio") >/dev/null 2>&1
+(cd "$T/lay-b" && "$B" bench "$T/layout.fio") >/dev/null 2>"$T/err"
+rc=$?
+f=$(listing "$T/lay-fio")
+b=$(listing "$T/lay-b")
+check layout_files '[[ $rc == 0 && $f == "$b" && $f == *new1.dat\ 1048576* && $f == *generated.1.1* ]]' \
+	"fio: $f; blkring: $b; $(head -c 200 "$T/err")"

@@ -99,12 +99,19 @@ assert j[0]['elapsed'] >= 0
 # fio's engine names: asynchronous ones on a ring, synchronous ones as
 # blocking calls, null on a null device of the job's size; each mapping
 # said once.
-for e in io_uring libaio posixaio psync vsync pvsync pvsync2 null; do
-	json_case "engine_$e" "
-assert [x['read']['total_ios'] for x in j] == [16, 16], [x['read']['total_ios'] for x in j]
-assert open(sys.argv[1].replace('out', 'err')).read().count('note: ioengine=$e ') == 1
-" --ioengine=$e --filename=null:size=1M --size=64k --name=a --name=b
+ENGINES=(io_uring libaio posixaio psync vsync pvsync pvsync2 null)
+args=()
+for e in "${ENGINES[@]}"; do
+	args+=(--name="$e" --ioengine="$e" --name="$e" --ioengine="$e")
 done
+json_case engine_names "
+assert [x['read']['total_ios'] for x in j] == [16] * 16, [x['read']['total_ios'] for x in j]
+err = open(sys.argv[1].replace('out', 'err')).read()
+for e in '${ENGINES[*]}'.split():
+    assert err.count('note: ioengine=%s ' % e) == 1, (e, err)
+" --filename=null:size=1M --size=64k "${args[@]}"
+# The null engine's job has a null device, not fio's NAME.JOB.FILE file.
+check engine_null_makes_no_file '[[ ! -e null.0.0 ]]' "null.0.0 was made"
 json_case engine_options "
 assert [x['read']['total_ios'] for x in j] == [256, 256]
 err = open(sys.argv[1].replace('out', 'err')).read()

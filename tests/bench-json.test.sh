@@ -105,3 +105,27 @@ assert d['global options'] == {'rw': 'read', 'filename': 'null:size=1M'}, d['glo
 else
 	fail clones_and_globals "exit $rc: $(head -c 300 "$T/err")"
 fi
+
+# --status-interval with group_reporting: the reports so far merge copies,
+# so the final report still counts every job once.
+"$B" bench --output-format=json --status-interval=300ms --name=g --filename=null:size=1M \
+	--numjobs=2 --group_reporting --rw=randread --runtime=700ms --time_based --name=s \
+	--stonewall --filename=null:size=1M --size=256k >"$T/out" 2>"$T/err"
+rc=$?
+if [[ $rc == 0 ]] && python3 -c "
+import json, sys
+text, dec, docs, i = open(sys.argv[1]).read(), json.JSONDecoder(), [], 0
+while i < len(text):
+    d, i = dec.raw_decode(text, i)
+    docs.append(d)
+    i += len(text[i:]) - len(text[i:].lstrip())
+assert len(docs) >= 2, len(docs)
+g = [d['jobs'][0]['read'] for d in docs]
+assert [x['total_ios'] for x in g] == sorted(x['total_ios'] for x in g), g
+last = docs[-1]['jobs']
+assert [j['jobname'] for j in last] == ['g', 's'] and last[1]['read']['total_ios'] == 64
+" "$T/out"; then
+	pass status_interval_group
+else
+	fail status_interval_group "exit $rc: $(head -c 300 "$T/err")"
+fi

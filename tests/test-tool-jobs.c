@@ -186,6 +186,93 @@ static void test_help_and_version(void)
 	bench_cfg_free(&cfg);
 }
 
+/* fio's command flags, and "--name value" for options that take a value. */
+static void test_command_flags(void)
+{
+	struct bench_cfg cfg;
+
+	CHECK_EQ(parse(&cfg, "--name", "a", "--filename", "null:", "--time_based", "--runtime", "1",
+	               "--rw", "write", "--output-format", "json", NULL),
+	         0);
+	CHECK_EQ(cfg.nr_defs, 1);
+	CHECK(!strcmp(cfg.defs[0].o.filename, "null:") && cfg.defs[0].o.time_based == true);
+	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw].name, "write"));
+	CHECK_EQ(cfg.run.output_format, FORMAT_JSON);
+	bench_cfg_free(&cfg);
+	CHECK_EQ(parse(&cfg, "--cmdhelp", NULL), 0);
+	CHECK(cfg.help && !strcmp(cfg.cmdhelp, "all"));
+	bench_cfg_free(&cfg);
+	CHECK_EQ(parse(&cfg, "--cmdhelp=bs", NULL), 0);
+	CHECK(!strcmp(cfg.cmdhelp, "bs"));
+	bench_cfg_free(&cfg);
+	job_file("[global]\nfilename=null:\n[a]\nrw=write\n[b]\ntime_based\nruntime=1\n");
+	CHECK_EQ(parse(&cfg, "--showcmd", "--parse-only", "--warnings-fatal", "--section", "b",
+	               path, NULL),
+	         0);
+	CHECK(cfg.showcmd && cfg.parse_only && cfg.warnings_fatal);
+	CHECK_EQ(cfg.nr_defs, 1);
+	CHECK(!strcmp(cfg.defs[0].o.name, "b"));
+	CHECK(!strcmp(cfg.showcmd_text,
+	              "blkring bench --filename=null: --name=b --time_based --runtime=1"));
+	bench_cfg_free(&cfg);
+	fails(&cfg, parse(&cfg, "--readonly", path, NULL),
+	      "job 'a': rw=write changes data, and --readonly allows reads only", NULL);
+	fails(&cfg, parse(&cfg, "--showcmd=1", path, NULL), "--showcmd takes no value", NULL);
+	fails(&cfg, parse(&cfg, "--section=", path, NULL), "--section needs a section name", NULL);
+	unlink(path);
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char file[128];
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/%s", dir, name);
+	f = fopen(file, "w");
+	CHECK(f && fputs(text, f) >= 0 && !fclose(f));
+}
+
+/* fio's include (a relative name from the including file's directory),
+ * ${VAR}, comments anywhere, and a group per later job file. */
+static void test_include_env_comments(void)
+{
+	char dir[] = "/tmp/blkring-incXXXXXX", main_fio[64], loop_fio[64], sect_fio[64];
+	struct bench_cfg cfg;
+
+	CHECK(mkdtemp(dir));
+	snprintf(main_fio, sizeof(main_fio), "%s/main.fio", dir);
+	snprintf(loop_fio, sizeof(loop_fio), "%s/loop.fio", dir);
+	snprintf(sect_fio, sizeof(sect_fio), "%s/sect.fio", dir);
+	write_file(dir, "main.fio", "[a]\nfilename=null:\ninclude sub.fio\nrw=write#c\n");
+	write_file(dir, "sub.fio",
+	           "iodepth=${BLKRING_TEST_DEPTH}\nbs=8k;c\nsize=1${NO_SUCH_VAR}M\n");
+	write_file(dir, "loop.fio", "[a]\ninclude l2.fio\n");
+	write_file(dir, "l2.fio", "include l2.fio\n");
+	write_file(dir, "sect.fio", "[a]\ninclude s2.fio\n");
+	write_file(dir, "s2.fio", "bs=4k\n[b]\n");
+	setenv("BLKRING_TEST_DEPTH", "6", 1);
+	CHECK_EQ(parse(&cfg, main_fio, main_fio, NULL), 0);
+	CHECK_EQ(cfg.nr_defs, 2);
+	CHECK_EQ(cfg.defs[0].o.iodepth, 6);
+	CHECK_EQ(cfg.defs[0].o.bs[DDIR_READ], 8192);
+	CHECK_EQ(cfg.defs[0].o.size.bytes, 1 << 20);
+	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw].name, "write"));
+	CHECK(!strcmp(given(&cfg.defs[0].given, "iodepth"), "6"));
+	CHECK(cfg.defs[1].groupid == 1 && cfg.nr_groups == 2);
+	bench_cfg_free(&cfg);
+	fails(&cfg, parse(&cfg, loop_fio, NULL), "includes nest more than 16 deep", NULL);
+	fails(&cfg, parse(&cfg, sect_fio, NULL), "s2.fio:2: an included file holds options", NULL);
+	for (unsigned i = 0; i < 6; i++) {
+		static const char *const names[] = {"main.fio", "sub.fio",  "loop.fio",
+		                                    "l2.fio",   "sect.fio", "s2.fio"};
+		char file[128];
+
+		snprintf(file, sizeof(file), "%s/%s", dir, names[i]);
+		unlink(file);
+	}
+	rmdir(dir);
+}
+
 /* Every job file error names the file and the line. */
 static void test_file_errors(void)
 {
@@ -204,14 +291,19 @@ static void test_file_errors(void)
 	     ":2: option 'thinktime' is a fio option blkring does not support", NULL},
 	    {"[a]\noutput=x\n", ":2: option 'output' is taken on the command line only", NULL},
 	    {"[a]\nclocksource=cpu\n", ":2: option 'clocksource' applies to the whole run", NULL},
+	    /* a job's error about an option is at the line that set it */
 	    {"[global]\nfilename=null:\n[a]\ntime_based\n",
-	     ":3: job 'a': time_based needs a runtime", NULL},
-	    {"[a]\nrw=read\n", ":1: job 'a' has no filename", "--filename=null:"},
+	     ":4: job 'a': time_based needs a runtime", NULL},
+	    {"[global]\ntime_based\n[a]\nfilename=null:\n",
+	     ":2: job 'a': time_based needs a runtime", NULL},
+	    {"[global]\nioengine=sync\nhipri\n[a]\nfilename=null:\n",
+	     ":3: job 'a': hipri=1 needs ioengine=blkring", NULL},
+
 	    {"[a]\nfilename=null:\niodepth_batch_complete_min=8\niodepth_batch_complete_max=4\n",
-	     ":1: job 'a': iodepth_batch_complete_min (8) is above iodepth_batch_complete_max (4)",
+	     ":3: job 'a': iodepth_batch_complete_min (8) is above iodepth_batch_complete_max (4)",
 	     NULL},
 	    {"[a]\nfilename=null:\niodepth=32769\n",
-	     ":1: job 'a': option 'iodepth': 32769 is out of range for ioengine=blkring",
+	     ":3: job 'a': option 'iodepth': 32769 is out of range for ioengine=blkring",
 	     "(1 to 32768"},
 	};
 
@@ -240,8 +332,9 @@ static void test_command_line_errors(void)
 	fails(&cfg, parse(&cfg, "--output-format=xml", "--name=a", NULL),
 	      "option 'output-format': 'xml' is not one of normal, json", NULL);
 	fails(&cfg, parse(&cfg, "--filename=null:", NULL), "no jobs", "--name=NAME");
-	fails(&cfg, parse(&cfg, "--name=a", "--runtime=1", "--time_based", NULL),
-	      "command line: job 'a' has no filename", NULL);
+	/* no filename: fio's NAME.JOB.FILE, made when the job opens */
+	CHECK_EQ(parse(&cfg, "--name=a", "--runtime=1", "--time_based", NULL), 0);
+	bench_cfg_free(&cfg);
 	fails(&cfg, parse(&cfg, "/nonexistent/job.fio", NULL),
 	      "/nonexistent/job.fio: cannot open the job file", "No such file");
 }
@@ -289,6 +382,8 @@ static const struct test_case cases[] = {
     {"command_line_jobs", test_command_line_jobs, 0},
     {"stonewall_groups", test_stonewall_groups, 0},
     {"help_and_version", test_help_and_version, 0},
+    {"command_flags", test_command_flags, 0},
+    {"include_env_comments", test_include_env_comments, 0},
     {"file_errors", test_file_errors, 0},
     {"command_line_errors", test_command_line_errors, 0},
     {"iodepth_limit", test_iodepth_limit, 0},

@@ -232,8 +232,17 @@ static void test_choices(void)
 	CHECK(opt_is_set(&o, "registerfiles"));
 	set_ok("output-format", "json");
 	CHECK_EQ(r.output_format, FORMAT_JSON);
-	set_fails("output-format", "terse", true, false, "'terse' is not one of normal, json",
-	          NULL);
+	set_fails("output-format", "xml", true, false,
+	          "'xml' is not one of normal, json, json+, terse", NULL);
+	set_ok("output-format", "json,normal");
+	CHECK_EQ(r.output_format, FORMAT_JSON | FORMAT_NORMAL);
+	set_ok("output-format", "terse");
+	CHECK_EQ(r.output_format, FORMAT_TERSE);
+	set_ok("output-format", "json+");
+	CHECK_EQ(r.output_format, FORMAT_JSON | FORMAT_JSON_PLUS);
+	set_ok("terse-version", "3");
+	set_fails("terse-version", "4", true, false,
+	          "'4': blkring writes fio's terse version 3 only", NULL);
 	set_ok("clocksource", "clock_gettime");
 	CHECK_EQ(r.clocksource, CLOCK_SRC_GETTIME);
 	set_fails("clocksource", "gettimeofday", true, false, "is not one of cpu, clock_gettime",
@@ -243,9 +252,11 @@ static void test_choices(void)
 /* A job whose first error is in already, so that another one only stops it. */
 static void erring_job(struct job *j, struct job_stats *st)
 {
+	static struct job_file file = {.name = "null:", .len = 4096};
+
 	memset(st, 0, sizeof(*st));
 	st->error = EIO;
-	*j = (struct job){.o = &o, .st = st};
+	*j = (struct job){.o = &o, .st = st, .files = &file, .nr_files = 1};
 }
 
 /* Whether the job goes on after a failed read or write, as job.c decides. */

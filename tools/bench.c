@@ -22,6 +22,7 @@
 #include "compiler.h"
 #include "engine.h"
 #include "error.h"
+#include "files.h"
 #include "job.h"
 #include "latlog.h"
 #include "output.h"
@@ -32,6 +33,9 @@ struct bench_run {
 	struct bench_cfg cfg;
 	struct job *jobs;
 	struct job_stats *stats;
+	struct job_stats *snaps; /* --status-interval's copies, one per job */
+	unsigned snap_gen;
+	uint64_t next_status_ns;
 	unsigned nr_jobs;
 	_Atomic bool stop;
 	bool interrupted;  /* by SIGINT or SIGTERM */
@@ -40,6 +44,7 @@ struct bench_run {
 	int sig_fd, done_fd;
 	FILE *out;
 	bool progress;
+	struct progress prog;
 };
 
 static void usage(FILE *f)
@@ -53,204 +58,13 @@ static void usage(FILE *f)
 	        "Exit status: 0 all jobs clean, 1 an I/O error, 2 a usage or parse error,\n"
 	        "128 (129 with an I/O error) stopped by SIGINT or SIGTERM.\n"
 	        "\n"
+	        "Flags (fio's): --help, --version, --cmdhelp[=OPTION|all], --showcmd (the job\n"
+	        "files as one command line), --parse-only, --readonly (refuse jobs that write),\n"
+	        "--warnings-fatal (a note refuses the run), --section=NAME (run only that job\n"
+	        "file section; again for more). --name value is --name=value.\n"
+	        "\n"
 	        "Options:\n");
 	opts_help(f);
-}
-
-static int def_error(const struct job_def *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Built at its length: a nested table's message can be kilobytes long. */
-static int def_error(const struct job_def *d, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-	int ret;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	ret = tool_error(-EINVAL, "%s: job '%s': %s", d->where, d->o.name, msg ? msg : fmt);
-	free(msg);
-	return ret;
-}
-
-static uint64_t pct_of(uint64_t size, unsigned pct, uint64_t align)
-{
-	uint64_t v = (uint64_t)((unsigned __int128)size * pct / 100);
-
-	return v - v % align;
-}
-
-/*
- * A size or offset as the job gave it, for messages: "size=4096", or with
- * a percentage what it came to ("size=1% (0 bytes of 1048576, in whole
- * blocks)"), which alone would puzzle.
- */
-static const char *given_as(char *buf, size_t size, const char *key, const struct size_pct *sp,
-                            uint64_t bytes, uint64_t dev_size)
-{
-	if (sp->pct)
-		snprintf(buf, size, "%s=%u%% (%" PRIu64 " bytes of %" PRIu64 ", in whole blocks)",
-		         key, sp->pct, bytes, dev_size);
-	else
-		snprintf(buf, size, "%s=%" PRIu64, key, bytes);
-	return buf;
-}
-
-/* The region a job works on, checked against its device's size and blocks. */
-static int job_region(struct job *j, const struct blkring_dev_info *info)
-{
-	const struct job_opts *o = j->o;
-	const struct job_def *d = j->def;
-	unsigned ddirs = rw_modes[o->rw].ddirs;
-	uint64_t lbs = info->logical_block_size, off, len, max_bs = 0;
-	char off_text[96], len_text[96];
-
-	for (unsigned k = 0; k < BENCH_DDIR_NR; k++) {
-		if (!(ddirs & (1U << k)))
-			continue;
-		if (o->bs[k] % lbs)
-			return def_error(d,
-			                 "bs=%" PRIu64 " is not a multiple of %s's logical block "
-			                 "size (%" PRIu64 ")",
-			                 o->bs[k], o->filename, lbs);
-		if (o->bs[k] > max_bs)
-			max_bs = o->bs[k];
-	}
-	off = o->offset.pct ? pct_of(info->size, o->offset.pct, lbs) : o->offset.bytes;
-	given_as(off_text, sizeof(off_text), "offset", &o->offset, off, info->size);
-	if (off % lbs)
-		return def_error(d, "%s is not a multiple of the logical block size (%" PRIu64 ")",
-		                 off_text, lbs);
-	if (off >= info->size)
-		return def_error(d, "%s is at or past the end of %s (%" PRIu64 " bytes)", off_text,
-		                 o->filename, info->size);
-	len = o->size.pct     ? pct_of(info->size, o->size.pct, max_bs)
-	      : o->size.bytes ? o->size.bytes
-	                      : info->size - off;
-	given_as(len_text, sizeof(len_text), "size", &o->size, len, info->size);
-	if (len > info->size - off)
-		return def_error(d, "%s at %s goes past the end of %s (%" PRIu64 " bytes)",
-		                 len_text, off_text, o->filename, info->size);
-	if (len < max_bs)
-		return def_error(d, "%s is smaller than one block (bs=%" PRIu64 ")", len_text,
-		                 max_bs);
-	j->region_start = off;
-	j->region_len = len;
-	return 0;
-}
-
-/*
- * Discard and write zeroes the device cannot do, and verify on jobs it
- * cannot check, fail before anything runs.
- */
-static int job_ops_fit(struct job *j, const struct blkring_dev_info *info)
-{
-	const struct job_opts *o = j->o;
-	unsigned ddirs = rw_modes[o->rw].ddirs, rw = (1U << DDIR_READ) | (1U << DDIR_WRITE);
-
-	if (o->verify && !(ddirs & rw))
-		return def_error(j->def, "verify checks reads and writes; rw=%s does neither",
-		                 rw_modes[o->rw].name);
-	/* The verify phase reads blocks of the size written. */
-	if (o->verify && (ddirs & rw) == rw && o->bs[DDIR_READ] != o->bs[DDIR_WRITE])
-		return def_error(j->def,
-		                 "verify with rw=%s needs one block size for reads and writes "
-		                 "(bs=%" PRIu64 ",%" PRIu64 ")",
-		                 rw_modes[o->rw].name, o->bs[DDIR_READ], o->bs[DDIR_WRITE]);
-
-	if ((ddirs & ~(1U << DDIR_READ)) && info->read_only)
-		return def_error(j->def, "rw=%s: %s is read-only", rw_modes[o->rw].name,
-		                 o->filename);
-	/* Discards and zeroes are never polled, as in Linux. */
-	if (o->hipri && (ddirs & rw) && !(info->features & BLKRING_FEAT_POLL))
-		return def_error(j->def, "hipri=1: %s has no poll queues", o->filename);
-	if ((ddirs & (1U << DDIR_TRIM)) && !(info->features & BLKRING_FEAT_DISCARD))
-		return def_error(j->def, "rw=%s: %s does not support discard", rw_modes[o->rw].name,
-		                 o->filename);
-	if ((ddirs & (1U << DDIR_ZERO)) && (o->zero_flags & BLKRING_ZERO_NOFALLBACK) &&
-	    !(info->features & BLKRING_FEAT_WRITE_ZEROES))
-		return def_error(j->def,
-		                 "rw=%s with zero_flags=nofallback: %s does not support write "
-		                 "zeroes",
-		                 rw_modes[o->rw].name, o->filename);
-	return 0;
-}
-
-/* The library's message for a spec that did not parse, change or open. */
-static int job_open_error(const struct job *j, int ret)
-{
-	char *why = strdup(*blkring_last_error() ? blkring_last_error() : strerror(-ret));
-
-	def_error(j->def, "filename=%s: %s", j->o->filename, why ? why : strerror(-ret));
-	free(why);
-	return -EINVAL;
-}
-
-/* --poll_strategy overrides a volume's poll=, so the job opens another
- * device over the same legs. */
-static int job_spec_poll(const struct job *j, struct blkring_spec *spec)
-{
-	const char *value = poll_strategy_names[j->o->poll_strategy];
-	int ret;
-
-	if (!opt_is_set(j->o, "poll_strategy"))
-		return 0;
-	if (strcmp(blkring_spec_type(spec), "table"))
-		return def_error(j->def, "poll_strategy=%s applies to table: volumes, not %s",
-		                 value, j->o->filename);
-	ret = blkring_spec_set(spec, "poll", value);
-	return ret ? job_open_error(j, ret) : 0;
-}
-
-/*
- * A file device's direct= follows fio's direct (default 0, buffered): the
- * option when given, else the spec's own key when it has one; the file
- * driver's default (O_DIRECT) is for library users.
- */
-static int job_spec_direct(const struct job *j, struct blkring_spec *spec)
-{
-	int ret;
-
-	if (strcmp(blkring_spec_type(spec), "file") ||
-	    (!opt_is_set(j->o, "direct") && blkring_spec_get(spec, "direct")))
-		return 0;
-	ret = blkring_spec_set(spec, "direct", j->o->direct ? "1" : "0");
-	return ret ? job_open_error(j, ret) : 0;
-}
-
-static int job_open_dev(struct job *j)
-{
-	struct blkring_spec *spec;
-	int ret = blkring_spec_parse(j->o->filename, &spec);
-
-	if (ret)
-		return job_open_error(j, ret);
-	ret = job_spec_poll(j, spec) ?: job_spec_direct(j, spec);
-	if (!ret) {
-		ret = blkring_dev_open_spec(spec, &j->dev);
-		if (ret) {
-			j->dev = NULL;
-			ret = job_open_error(j, ret);
-		}
-	}
-	blkring_spec_free(spec);
-	return ret;
-}
-
-static int job_open(struct job *j)
-{
-	struct blkring_dev_info info;
-	int ret = job_open_dev(j);
-
-	if (ret)
-		return ret;
-	ret = blkring_dev_info(j->dev, &info);
-	if (ret)
-		return def_error(j->def, "filename=%s: %s", j->o->filename, strerror(-ret));
-	return job_region(j, &info) ?: job_ops_fit(j, &info);
 }
 
 /* cpus as a CPU list: "0-3,6". */
@@ -304,8 +118,8 @@ static int cpus_error(const struct job_def *d, const char *opt, const char *give
 	if (sched_getaffinity(0, sizeof(cpus), &cpus))
 		CPU_ZERO(&cpus);
 	cpu_list(list, sizeof(list), &cpus);
-	return def_error(d, "%s=%s: no CPU this process may use (it runs on CPUs %s)", opt, given,
-	                 list);
+	return def_error(d, opt, "%s=%s: no CPU this process may use (it runs on CPUs %s)", opt,
+	                 given, list);
 }
 
 /* The CPUs a job pins its threads to, checked before anything starts. */
@@ -400,7 +214,9 @@ static int bench_jobs(struct bench_run *br)
 		n += br->cfg.defs[i].o.numjobs;
 	br->jobs = calloc(n, sizeof(*br->jobs));
 	br->stats = calloc(n, sizeof(*br->stats));
-	if (!br->jobs || !br->stats)
+	if (br->cfg.run.status_interval_us)
+		br->snaps = calloc(n, sizeof(*br->snaps));
+	if (!br->jobs || !br->stats || (br->cfg.run.status_interval_us && !br->snaps))
 		return tool_error(-ENOMEM, "out of memory for %u jobs", n);
 	for (unsigned i = 0; i < br->cfg.nr_defs; i++) {
 		const struct job_def *d = &br->cfg.defs[i];
@@ -413,9 +229,11 @@ static int bench_jobs(struct bench_run *br)
 			j->def = d;
 			j->o = &d->o;
 			j->number = ++br->nr_jobs;
+			j->clone = k;
 			j->engine = d->o.ioengine->engine;
 			j->stop = &br->stop;
 			j->st = &br->stats[j->number - 1];
+			j->snap = br->snaps ? &br->snaps[j->number - 1] : NULL;
 			job_stats_init(j->st);
 			if (job_check_logs(j))
 				return -EINVAL;
@@ -424,11 +242,11 @@ static int bench_jobs(struct bench_run *br)
 	return 0;
 }
 
-/* Opens every job's device and checks the job against it. */
+/* Opens every job's files and checks the job against them. */
 static int bench_open_jobs(struct bench_run *br)
 {
 	for (unsigned i = 0; i < br->nr_jobs; i++) {
-		int ret = job_open(&br->jobs[i]);
+		int ret = job_files_open(&br->jobs[i], br->jobs[i].clone, br->cfg.readonly);
 
 		if (ret)
 			return ret;
@@ -436,8 +254,24 @@ static int bench_open_jobs(struct bench_run *br)
 	return 0;
 }
 
+/* A note that an option has no effect: fio's warnings, which
+ * --warnings-fatal makes errors, so each is counted. */
+static void warn(unsigned *nr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(unsigned *nr, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("blkring: note: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	(*nr)++;
+}
+
 /* Options that set up a ring, on a job that has none. */
-static void note_ring_options(const struct job_opts *o)
+static void note_ring_options(const struct job_opts *o, unsigned *nr)
 {
 	static const char *const ring_opts[] = {
 	    "sqthread_poll", "sqthread_poll_cpu", "tw_prio", "tw_issue",
@@ -446,22 +280,23 @@ static void note_ring_options(const struct job_opts *o)
 
 	for (unsigned i = 0; i < ARRAY_SIZE(ring_opts); i++)
 		if (opt_is_set(o, ring_opts[i]))
-			fprintf(stderr,
-			        "blkring: note: job '%s': %s sets up a ring; ioengine=%s has "
-			        "none, so it has no effect\n",
-			        o->name, ring_opts[i], o->ioengine->name);
+			warn(nr,
+			     "job '%s': %s sets up a ring; ioengine=%s has none, so it has no "
+			     "effect",
+			     o->name, ring_opts[i], o->ioengine->name);
 }
 
 /* Kernel engines' options that mean nothing here (their table rows say why). */
-static void note_noted_options(const struct job_opts *o)
+static void note_noted_options(const struct job_opts *o, unsigned *nr)
 {
 	for (unsigned i = 0; i < bench_nr_opts; i++)
 		if (bench_opts[i].note && o->set[i])
-			fprintf(stderr, "blkring: note: job '%s': %s has no effect: %s\n", o->name,
-			        bench_opts[i].name, bench_opts[i].note);
+			warn(nr, "job '%s': %s has no effect: %s", o->name, bench_opts[i].name,
+			     bench_opts[i].note);
 }
 
-/* fio's engine names: what runs each, once per run. */
+/* fio's engine names: what runs each, once per run (no warning: the job
+ * runs as it asks). */
 static void note_engine(const struct engine_name *e, uint32_t *noted)
 {
 	uint32_t bit = 1U << (e - engine_names);
@@ -472,36 +307,37 @@ static void note_engine(const struct engine_name *e, uint32_t *noted)
 	fprintf(stderr, "blkring: note: ioengine=%s %s\n", e->name, e->note);
 }
 
-static void bench_notes(const struct bench_cfg *cfg)
+/* The notes on the jobs; how many were warnings. */
+static unsigned bench_notes(const struct bench_cfg *cfg)
 {
 	bool thread_note = false;
 	uint32_t engines_noted = 0;
+	unsigned nr = 0;
 
 	for (unsigned i = 0; i < cfg->nr_defs; i++) {
 		const struct job_opts *o = &cfg->defs[i].o;
 		bool sync = o->ioengine->engine == &engine_sync;
 
 		if (!o->thread && !thread_note) {
-			fprintf(stderr,
-			        "blkring: note: jobs always run as threads; thread=0 has no "
-			        "effect\n");
+			warn(&nr, "jobs always run as threads; thread=0 has no effect");
 			thread_note = true;
 		}
 		note_engine(o->ioengine, &engines_noted);
 		if (opt_is_set(o, "sqthread_poll_cpu") && !o->sqthread_poll && !sync)
-			fprintf(stderr,
-			        "blkring: note: job '%s': sqthread_poll_cpu=%u has no effect "
-			        "without sqthread_poll=1\n",
-			        o->name, o->sqthread_poll_cpu);
+			warn(&nr,
+			     "job '%s': sqthread_poll_cpu=%u has no effect without "
+			     "sqthread_poll=1",
+			     o->name, o->sqthread_poll_cpu);
 		if (sync && o->iodepth > 1)
-			fprintf(stderr,
-			        "blkring: note: job '%s': ioengine=%s does one I/O at a time; "
-			        "iodepth=%u has no effect\n",
-			        o->name, o->ioengine->name, o->iodepth);
+			warn(&nr,
+			     "job '%s': ioengine=%s does one I/O at a time; iodepth=%u has no "
+			     "effect",
+			     o->name, o->ioengine->name, o->iodepth);
 		if (sync)
-			note_ring_options(o);
-		note_noted_options(o);
+			note_ring_options(o, &nr);
+		note_noted_options(o, &nr);
 	}
+	return nr;
 }
 
 /*
@@ -555,29 +391,154 @@ static void on_signal(struct bench_run *br)
 	atomic_store(&br->stop, true);
 }
 
-/* Waits for `started` jobs to finish, handling signals and the display. */
-static void wait_jobs(struct bench_run *br, struct job *jobs, unsigned nr, unsigned started)
+/*
+ * One report per job, or per run of group_reporting jobs of one group,
+ * merged into the first job's statistics: the final ones (the jobs are
+ * over), or --status-interval's copies.
+ */
+static unsigned build_reports(struct bench_run *br, struct report *out, bool so_far)
 {
-	struct progress prog;
+	unsigned n = 0;
+	bool merging = false;
+
+	for (unsigned i = 0; i < br->nr_jobs; i++) {
+		const struct job *j = &br->jobs[i];
+		struct job_stats *st = so_far ? j->snap : j->st;
+		bool grouped = j->o->group_reporting;
+
+		if (!j->started)
+			continue;
+		if (grouped && merging && out[n - 1].groupid == j->def->groupid) {
+			job_stats_merge(out[n - 1].st, st);
+			out[n - 1].nr_jobs++;
+			continue;
+		}
+		out[n++] = (struct report){.def = j->def,
+		                           .groupid = j->def->groupid,
+		                           .nr_jobs = 1,
+		                           .tid = j->tid,
+		                           .st = st};
+		merging = grouped;
+	}
+	return n;
+}
+
+/* The results, in every format asked for, fio's order: terse, JSON, normal. */
+static int bench_print(struct bench_run *br, const struct report *reports, unsigned nr)
+{
+	unsigned formats = br->cfg.run.output_format;
+	int ret = 0;
+
+	if (formats & FORMAT_TERSE)
+		ret = output_terse(br->out, reports, nr);
+	if (!ret && (formats & FORMAT_JSON))
+		ret = output_json(br->out, reports, nr, &br->cfg, time(NULL),
+		                  since(clock_now_ns(), br->start_ns));
+	if (!ret && (formats & FORMAT_NORMAL))
+		ret = output_normal(br->out, reports, nr);
+	if (ret)
+		fprintf(stderr, "blkring: out of memory writing the results\n");
+	return ret;
+}
+
+static int bench_output(struct bench_run *br, int *status)
+{
+	struct report *reports = calloc(br->nr_jobs ? br->nr_jobs : 1, sizeof(*reports));
+	unsigned nr;
+	int ret;
+
+	if (!reports)
+		return -ENOMEM;
+	nr = build_reports(br, reports, false);
+	errno = 0; /* a failed write's, for bench_close_output() */
+	for (unsigned i = 0; i < nr; i++)
+		if (reports[i].st->error || reports[i].st->total_err)
+			*status = EXIT_IO_ERROR;
+	ret = bench_print(br, reports, nr);
+	free(reports);
+	return ret;
+}
+
+/*
+ * Asks every running job for a copy of its statistics (its thread makes
+ * it within a millisecond) and waits for them; a job that is over has its
+ * final ones copied.
+ */
+static void bench_snapshot(struct bench_run *br)
+{
+	unsigned gen = ++br->snap_gen;
+
+	for (unsigned i = 0; i < br->nr_jobs; i++)
+		atomic_store_explicit(&br->jobs[i].snap_req, gen, memory_order_release);
+	for (unsigned i = 0; i < br->nr_jobs; i++) {
+		struct job *j = &br->jobs[i];
+
+		while (j->started &&
+		       atomic_load_explicit(&j->snap_done, memory_order_acquire) != gen) {
+			if (atomic_load_explicit(&j->finished, memory_order_acquire)) {
+				*j->snap = *j->st;
+				break;
+			}
+			usleep(100);
+		}
+	}
+}
+
+/* fio's --status-interval: the results so far, printed as the final ones. */
+static void bench_status(struct bench_run *br)
+{
+	struct report *reports = calloc(br->nr_jobs, sizeof(*reports));
+
+	if (!reports) {
+		fprintf(stderr, "blkring: out of memory writing the results so far\n");
+		return;
+	}
+	bench_snapshot(br);
+	if (br->progress)
+		progress_clear(&br->prog);
+	bench_print(br, reports, build_reports(br, reports, true));
+	fflush(br->out);
+	free(reports);
+}
+
+/* Milliseconds until the display or the next status report is due (-1: never). */
+static int wait_ms(const struct bench_run *br)
+{
+	int ms = br->progress ? progress_wait_ms(&br->prog) : -1;
+	uint64_t now = clock_now_ns();
+	int status_ms;
+
+	if (!br->cfg.run.status_interval_us)
+		return ms;
+	status_ms =
+	    now >= br->next_status_ns ? 0 : (int)((br->next_status_ns - now + 999999) / 1000000);
+	return ms < 0 || status_ms < ms ? status_ms : ms;
+}
+
+/* Waits for `started` jobs to finish, handling signals, the display and
+ * the status reports. */
+static void wait_jobs(struct bench_run *br, unsigned started)
+{
 	unsigned done = 0;
 
-	if (br->progress)
-		progress_start(&prog, stdout, jobs, nr);
 	while (done < started) {
 		struct pollfd pfd[2] = {{br->sig_fd, POLLIN, 0}, {br->done_fd, POLLIN, 0}};
 		uint64_t v;
 
-		if (poll(pfd, 2, br->progress ? 1000 : -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, wait_ms(br)) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents & POLLIN)
 			on_signal(br);
 		if ((pfd[1].revents & POLLIN) && read(br->done_fd, &v, sizeof(v)) == sizeof(v))
 			done += (unsigned)v;
-		if (br->progress && done < started)
-			progress_show(&prog, jobs, nr);
+		if (br->cfg.run.status_interval_us && clock_now_ns() >= br->next_status_ns &&
+		    done < started) {
+			bench_status(br);
+			br->next_status_ns += br->cfg.run.status_interval_us * 1000;
+		}
+		if (br->progress)
+			progress_show(&br->prog, br->jobs, br->nr_jobs);
 	}
-	if (br->progress)
-		progress_clear(&prog);
 }
 
 static void run_group(struct bench_run *br, unsigned first, unsigned nr)
@@ -599,7 +560,7 @@ static void run_group(struct bench_run *br, unsigned first, unsigned nr)
 		jobs[i].started = true;
 		started++;
 	}
-	wait_jobs(br, jobs, nr, started);
+	wait_jobs(br, started);
 	for (unsigned i = 0; i < nr; i++)
 		if (jobs[i].started)
 			pthread_join(jobs[i].thread, NULL);
@@ -617,60 +578,6 @@ static void run_groups(struct bench_run *br)
 		run_group(br, i, n);
 		i += n;
 	}
-}
-
-/*
- * One report per job, or per run of group_reporting jobs of one group,
- * merged into the first job's statistics (the jobs are over).
- */
-static unsigned build_reports(struct bench_run *br, struct report *out)
-{
-	unsigned n = 0;
-	bool merging = false;
-
-	for (unsigned i = 0; i < br->nr_jobs; i++) {
-		const struct job *j = &br->jobs[i];
-		bool grouped = j->o->group_reporting;
-
-		if (!j->started)
-			continue;
-		if (grouped && merging && out[n - 1].groupid == j->def->groupid) {
-			job_stats_merge(out[n - 1].st, j->st);
-			out[n - 1].nr_jobs++;
-			continue;
-		}
-		out[n++] = (struct report){.def = j->def,
-		                           .groupid = j->def->groupid,
-		                           .nr_jobs = 1,
-		                           .tid = j->tid,
-		                           .st = j->st};
-		merging = grouped;
-	}
-	return n;
-}
-
-static int bench_output(struct bench_run *br, int *status)
-{
-	struct report *reports = calloc(br->nr_jobs ? br->nr_jobs : 1, sizeof(*reports));
-	unsigned nr;
-	int ret;
-
-	if (!reports)
-		return -ENOMEM;
-	nr = build_reports(br, reports);
-	errno = 0; /* a failed write's, for bench_close_output() */
-	for (unsigned i = 0; i < nr; i++)
-		if (reports[i].st->error || reports[i].st->total_err)
-			*status = EXIT_IO_ERROR;
-	if (br->cfg.run.output_format != FORMAT_NORMAL)
-		ret = output_json(br->out, reports, nr, &br->cfg, time(NULL),
-		                  since(clock_now_ns(), br->start_ns));
-	else
-		ret = output_normal(br->out, reports, nr);
-	free(reports);
-	if (ret)
-		fprintf(stderr, "blkring: out of memory writing the results\n");
-	return ret;
 }
 
 /* Results that did not reach their file fail the run (fio exits 0 there). */
@@ -701,28 +608,42 @@ static int bench_open_output(struct bench_run *br)
 	return 0;
 }
 
+/* fio's rule: never with --eta=never, nor when only JSON or terse output
+ * goes to standard output; otherwise on a terminal, or anywhere with
+ * --eta=always. */
+static bool bench_shows_progress(const struct run_opts *run)
+{
+	if (run->eta == ETA_NEVER || (!(run->output_format & FORMAT_NORMAL) && !run->output[0]))
+		return false;
+	return run->eta == ETA_ALWAYS || isatty(STDOUT_FILENO);
+}
+
 static int bench_prepare(struct bench_run *br)
 {
 	const char *why;
 	sigset_t set;
+	unsigned nr;
 	int ret;
 
 	bench_block_signals(&set);
 	ret = bench_check_output(br) ?: bench_jobs(br) ?: bench_open_jobs(br);
 	if (ret)
 		return ret;
-	bench_notes(&br->cfg);
+	nr = bench_notes(&br->cfg);
+	if (nr && br->cfg.warnings_fatal)
+		return tool_error(-EINVAL,
+		                  "%u note%s above, and --warnings-fatal makes them errors", nr,
+		                  nr == 1 ? "" : "s");
 	if (clock_init((int)br->cfg.run.clocksource, &why) != (int)br->cfg.run.clocksource)
 		fprintf(stderr, "blkring: note: timing with clock_gettime: %s\n", why);
-	br->progress = isatty(STDOUT_FILENO) && br->cfg.run.output_format == FORMAT_NORMAL;
+	br->progress = bench_shows_progress(&br->cfg.run);
 	return bench_signals(br, &set) ?: bench_open_output(br);
 }
 
 static void bench_cleanup(struct bench_run *br)
 {
 	for (unsigned i = 0; i < br->nr_jobs; i++)
-		if (br->jobs[i].dev)
-			blkring_dev_close(br->jobs[i].dev);
+		job_files_close(&br->jobs[i]);
 	if (br->out && br->out != stdout)
 		fclose(br->out);
 	if (br->sig_fd > 0)
@@ -731,6 +652,7 @@ static void bench_cleanup(struct bench_run *br)
 		close(br->done_fd);
 	free(br->jobs);
 	free(br->stats);
+	free(br->snaps);
 	bench_cfg_free(&br->cfg);
 }
 
@@ -744,15 +666,40 @@ static int bench_run(struct bench_run *br)
 	int status = EXIT_CLEAN, ret;
 
 	br->start_ns = clock_now_ns();
-	if (br->cfg.run.output_format == FORMAT_NORMAL) {
+	br->next_status_ns = br->start_ns + br->cfg.run.status_interval_us * 1000;
+	if (br->cfg.run.output_format & FORMAT_NORMAL) {
 		output_header(br->out, &br->cfg, br->nr_jobs);
 		fflush(br->out);
 	}
+	if (br->progress)
+		progress_start(&br->prog, stdout, br->cfg.run.eta_newline_us * 1000);
 	run_groups(br);
+	if (br->progress)
+		progress_clear(&br->prog);
 	ret = bench_output(br, &status);
 	if (bench_close_output(br) || ret || br->start_failed)
 		status = EXIT_IO_ERROR;
 	return br->interrupted ? EXIT_INTERRUPTED + status : status;
+}
+
+/* What the command flags ask for instead of a run: 1 when one was done. */
+static int bench_flags(const struct bench_cfg *cfg, int *status)
+{
+	if (cfg->cmdhelp) {
+		if (opts_cmdhelp(stdout, cfg->cmdhelp)) {
+			fprintf(stderr, "blkring: %s\n", tool_last_error());
+			*status = EXIT_USAGE;
+		}
+	} else if (cfg->help) {
+		usage(stdout);
+	} else if (cfg->version) {
+		printf("blkring-%s\n", BLKRING_VERSION_STRING);
+	} else if (cfg->showcmd) {
+		printf("%s\n", cfg->showcmd_text ? cfg->showcmd_text : "blkring bench");
+	} else {
+		return cfg->parse_only;
+	}
+	return 1;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -761,11 +708,7 @@ int cmd_bench(int argc, char **argv)
 	int status = EXIT_CLEAN;
 	int ret = bench_cfg_parse(&br.cfg, argc, argv);
 
-	if (!ret && br.cfg.help)
-		usage(stdout);
-	else if (!ret && br.cfg.version)
-		printf("blkring-%s\n", BLKRING_VERSION_STRING);
-	else if (!ret && !(ret = bench_prepare(&br)))
+	if (!ret && !bench_flags(&br.cfg, &status) && !(ret = bench_prepare(&br)))
 		status = bench_run(&br);
 	if (ret) {
 		fprintf(stderr, "blkring: %s\n", tool_last_error());

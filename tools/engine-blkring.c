@@ -20,7 +20,9 @@ struct ring_engine {
 	/* The read or write every SQ slot holds but for three fields (-1: none). */
 	int shape_op;
 	unsigned shape_len;
+	bool fixed;           /* fixedbufs: reads and writes in the registered buffer */
 	uint32_t rw_flags;    /* of every read and write: nowait's BLKRING_RWF_NOWAIT */
+	unsigned zero_flags;  /* of write zeroes: BLKRING_ZERO_* */
 	unsigned async_count; /* SQEs since the last one force_async sent to the workers */
 };
 
@@ -92,6 +94,25 @@ static int ring_register_buffers(struct job *j, struct ring_engine *e)
 	return ret;
 }
 
+/* The job's files, at the indices its units name. */
+static int ring_register_devices(struct job *j, struct ring_engine *e)
+{
+	struct blkring_dev **devs = calloc(j->nr_files, sizeof(*devs));
+	int ret;
+
+	if (!devs)
+		return -ENOMEM;
+	for (unsigned k = 0; k < j->nr_files; k++)
+		devs[k] = j->files[k].dev;
+	ret = blkring_register_devices(&e->ring, devs, j->nr_files);
+	free(devs);
+	if (ret)
+		job_fail(j, ret, "registering the devices");
+	else
+		e->registered = true;
+	return ret;
+}
+
 static int ring_init(struct job *j)
 {
 	struct ring_engine *e = calloc(1, sizeof(*e));
@@ -108,47 +129,48 @@ static int ring_init(struct job *j)
 		return ret;
 	}
 	e->shape_op = -1;
+	e->fixed = j->o->fixedbufs;
 	e->rw_flags = j->o->nowait ? BLKRING_RWF_NOWAIT : 0;
+	e->zero_flags = j->o->zero_flags;
 	j->engine_data = e;
-	ret = blkring_register_devices(&e->ring, &j->dev, 1);
-	if (ret) {
-		job_fail(j, ret, "registering the device");
+	ret = ring_register_devices(j, e);
+	if (ret)
 		return ret;
-	}
-	e->registered = true;
 	return j->o->fixedbufs ? ring_register_buffers(j, e) : 0;
 }
 
 /* Discard and write zeroes commands, and fsync's flushes. */
-static __attribute__((noinline)) void ring_prep_other(struct blkring_sqe *sqe, struct io_unit *io)
+static __attribute__((noinline)) void ring_prep_other(struct blkring_sqe *sqe, struct io_unit *io,
+                                                      const struct ring_engine *e)
 {
 	if (io->ddir == DDIR_TRIM)
-		blkring_prep_cmd_discard(sqe, 0, io->offset, io->len);
+		blkring_prep_cmd_discard(sqe, io->file, io->offset, io->len);
 	else if (io->ddir == DDIR_ZERO)
-		blkring_prep_cmd_write_zeroes(sqe, 0, io->offset, io->len, io->zero_flags);
+		blkring_prep_cmd_write_zeroes(sqe, io->file, io->offset, io->len, e->zero_flags);
 	else
-		blkring_prep_fsync(sqe, 0, 0);
+		blkring_prep_fsync(sqe, io->file, 0);
 }
 
-static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, bool fixed, uint32_t rw_flags)
+/* One SQE of the general path; the device is the unit's file's index. */
+static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, const struct ring_engine *e)
 {
 	switch (io->ddir) {
 	case DDIR_READ:
-		if (fixed)
-			blkring_prep_read_fixed(sqe, 0, io->buf, io->len, io->offset, 0);
+		if (e->fixed)
+			blkring_prep_read_fixed(sqe, io->file, io->buf, io->len, io->offset, 0);
 		else
-			blkring_prep_read(sqe, 0, io->buf, io->len, io->offset);
-		sqe->rw_flags = rw_flags;
+			blkring_prep_read(sqe, io->file, io->buf, io->len, io->offset);
+		sqe->rw_flags = e->rw_flags;
 		break;
 	case DDIR_WRITE:
-		if (fixed)
-			blkring_prep_write_fixed(sqe, 0, io->buf, io->len, io->offset, 0);
+		if (e->fixed)
+			blkring_prep_write_fixed(sqe, io->file, io->buf, io->len, io->offset, 0);
 		else
-			blkring_prep_write(sqe, 0, io->buf, io->len, io->offset);
-		sqe->rw_flags = rw_flags;
+			blkring_prep_write(sqe, io->file, io->buf, io->len, io->offset);
+		sqe->rw_flags = e->rw_flags;
 		break;
 	default:
-		ring_prep_other(sqe, io);
+		ring_prep_other(sqe, io, e);
 		break;
 	}
 	blkring_sqe_set_data(sqe, io);
@@ -240,17 +262,14 @@ static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 	uint32_t tail = sq->sqe_tail;
 	int ret;
 
-	bool fixed = j->o->fixedbufs;
-
 	if (j->single && (j->ddir == DDIR_READ || j->ddir == DDIR_WRITE)) {
-		ring_prep_rw_batch(e, tail, ios, n, ring_rw_op(j->ddir == DDIR_WRITE, fixed),
+		ring_prep_rw_batch(e, tail, ios, n, ring_rw_op(j->ddir == DDIR_WRITE, e->fixed),
 		                   j->bs[j->ddir], b);
 	} else {
 		e->shape_op = -1;
 		for (unsigned i = 0; i < n; i++) {
 			ios[i]->batch = b;
-			ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i], fixed,
-			          e->rw_flags);
+			ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i], e);
 		}
 	}
 	if (unlikely(j->o->force_async))

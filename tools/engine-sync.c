@@ -8,17 +8,19 @@
 
 static ssize_t sync_do(struct job *j, struct io_unit *io)
 {
+	struct blkring_dev *dev = j->files[io->file].dev;
+
 	switch (io->ddir) {
 	case DDIR_READ:
-		return blkring_dev_pread(j->dev, io->buf, io->len, io->offset);
+		return blkring_dev_pread(dev, io->buf, io->len, io->offset);
 	case DDIR_WRITE:
-		return blkring_dev_pwrite(j->dev, io->buf, io->len, io->offset);
+		return blkring_dev_pwrite(dev, io->buf, io->len, io->offset);
 	case DDIR_TRIM:
-		return blkring_dev_discard(j->dev, io->offset, io->len);
+		return blkring_dev_discard(dev, io->offset, io->len);
 	case DDIR_ZERO:
-		return blkring_dev_write_zeroes(j->dev, io->offset, io->len, io->zero_flags);
+		return blkring_dev_write_zeroes(dev, io->offset, io->len, j->o->zero_flags);
 	default:
-		return blkring_dev_flush(j->dev);
+		return blkring_dev_flush(dev);
 	}
 }
 

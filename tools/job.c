@@ -44,11 +44,11 @@ static void job_io_error(struct job *j, struct io_unit *io, int err)
 	if (j->o->continue_on_error & kind)
 		return;
 	if (io->ddir == DDIR_SYNC)
-		snprintf(what, sizeof(what), "fsync error on %s", j->o->filename);
+		snprintf(what, sizeof(what), "fsync error on %s", j->files[io->file].name);
 	else
 		snprintf(what, sizeof(what), "%s error at offset %llu, buflen %u on %s",
 		         ddir_names[io->ddir], (unsigned long long)io->offset, io->len,
-		         j->o->filename);
+		         j->files[io->file].name);
 	job_fail(j, err, what);
 }
 
@@ -149,8 +149,9 @@ static void job_reset_budget(struct job *j)
 {
 	bool unlimited = j->o->time_based;
 
-	j->ios_left = unlimited ? UINT64_MAX : j->region_len / j->bs[j->ddir];
-	j->bytes_left = unlimited ? UINT64_MAX : j->region_len;
+	j->ios_left = unlimited ? UINT64_MAX : j->files[0].len / j->bs[j->ddir];
+	for (unsigned k = 0; k < j->nr_files; k++)
+		j->files[k].bytes_left = unlimited ? UINT64_MAX : j->files[k].len;
 }
 
 /* Statistics start here: at the job's start, or when ramp_time is over. */
@@ -160,6 +161,11 @@ static void job_start_measuring(struct job *j, uint64_t now)
 	int error = st->error, first_error = st->first_error;
 	uint64_t total_err = st->total_err;
 
+	job_count(j);
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		j->ramp_ios[d] += st->dir[d].ios;
+		j->ramp_bytes[d] += st->dir[d].bytes;
+	}
 	job_stats_init(st);
 	memset(j->short_missing, 0, sizeof(j->short_missing));
 	st->error = error;
@@ -174,6 +180,8 @@ static void job_start_measuring(struct job *j, uint64_t now)
 	memset(j->sample_ios, 0, sizeof(j->sample_ios));
 	job_reset_budget(j);
 	getrusage(RUSAGE_THREAD, &j->ru_start);
+	atomic_store_explicit(&j->prog_start_ns, now, memory_order_relaxed);
+	atomic_store_explicit(&j->state, JOB_RUNNING, memory_order_relaxed);
 }
 
 static void job_sample(struct job *j, uint64_t now)
@@ -198,16 +206,23 @@ static void job_sample(struct job *j, uint64_t now)
 	j->next_sample_ns = now + SAMPLE_NS;
 }
 
+/* Counts that never go back, ramp_time included, so the display's rates
+ * carry on across the end of the ramp. */
 static void job_publish(struct job *j)
 {
-	uint64_t bytes = 0;
+	uint64_t measured = 0;
 
 	job_count(j);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
-		atomic_store_explicit(&j->prog_ios[d], j->st->dir[d].ios, memory_order_relaxed);
-		bytes += j->st->dir[d].bytes;
+		const struct dir_stats *ds = &j->st->dir[d];
+
+		atomic_store_explicit(&j->prog_ios[d], j->ramp_ios[d] + ds->ios,
+		                      memory_order_relaxed);
+		atomic_store_explicit(&j->prog_bytes[d], j->ramp_bytes[d] + ds->bytes,
+		                      memory_order_relaxed);
+		measured += ds->bytes;
 	}
-	atomic_store_explicit(&j->prog_bytes, bytes, memory_order_relaxed);
+	atomic_store_explicit(&j->prog_measured, measured, memory_order_relaxed);
 }
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
@@ -215,10 +230,47 @@ static inline uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+static uint64_t tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000;
+}
+
+/* The thread's CPU time and faults since measuring began. */
+static void job_rusage(const struct job *j, struct job_stats *st)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	st->usr_ns = tv_ns(ru.ru_utime) - tv_ns(j->ru_start.ru_utime);
+	st->sys_ns = tv_ns(ru.ru_stime) - tv_ns(j->ru_start.ru_stime);
+	st->ctx =
+	    (uint64_t)(ru.ru_nvcsw + ru.ru_nivcsw - j->ru_start.ru_nvcsw - j->ru_start.ru_nivcsw);
+	st->majf = (uint64_t)(ru.ru_majflt - j->ru_start.ru_majflt);
+	st->minf = (uint64_t)(ru.ru_minflt - j->ru_start.ru_minflt);
+}
+
+/* --status-interval's copy: the statistics so far, runtime up to now (a
+ * verify phase's own time is counted when it ends). */
+static void job_snapshot(struct job *j, uint64_t now)
+{
+	job_count(j);
+	*j->snap = *j->st;
+	if (atomic_load_explicit(&j->state, memory_order_relaxed) == JOB_RUNNING)
+		j->snap->runtime_ns = since(now, j->start_ns);
+	job_rusage(j, j->snap);
+	j->snap_gen = atomic_load_explicit(&j->snap_req, memory_order_relaxed);
+	atomic_store_explicit(&j->snap_done, j->snap_gen, memory_order_release);
+}
+
 /* Everything that is not per batch: at most every TICK_NS, or at a deadline. */
 static void job_tick(struct job *j, uint64_t now)
 {
 	uint64_t next = now + TICK_NS;
+
+	/* Acquire: the main thread is done with the last copy it asked for. */
+	if (unlikely(j->snap) &&
+	    atomic_load_explicit(&j->snap_req, memory_order_acquire) != j->snap_gen)
+		job_snapshot(j, now);
 
 	if (atomic_load_explicit(j->stop, memory_order_relaxed))
 		j->draining = true;
@@ -365,6 +417,7 @@ static void job_loop(struct job *j)
 	if (j->o->ramp_time_us) {
 		j->ramping = true;
 		j->ramp_end_ns = now + j->o->ramp_time_us * 1000;
+		atomic_store_explicit(&j->state, JOB_RAMP, memory_order_relaxed);
 	}
 	now = job_run_io(j, now);
 	j->st->runtime_ns = since(now, j->start_ns);
@@ -387,6 +440,7 @@ uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs)
 	j->end_ns = UINT64_MAX;
 	j->sample_ns = start;
 	j->next_sample_ns = start + SAMPLE_NS;
+	atomic_store_explicit(&j->state, JOB_VERIFYING, memory_order_relaxed);
 	now = job_run_io(j, start);
 	return since(now, start);
 }
@@ -452,7 +506,6 @@ static int job_alloc(struct job *j)
 		return -ENOMEM;
 	for (unsigned i = 0; i < j->depth; i++) {
 		j->ios[i].buf = bs ? (char *)j->bufs + i * bs : NULL;
-		j->ios[i].zero_flags = (uint8_t)j->o->zero_flags;
 		j->free[i] = &j->ios[i];
 		j->free_batches[i] = &j->batches[i];
 	}
@@ -516,29 +569,18 @@ static int job_setup(struct job *j)
 	return j->engine->init ? j->engine->init(j) : 0;
 }
 
-static uint64_t tv_ns(struct timeval tv)
-{
-	return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000;
-}
-
 static void job_finish(struct job *j)
 {
-	struct job_stats *st = j->st;
-	struct rusage ru;
 	int ret;
 
-	if (j->o->end_fsync && (j->ddirs & (1U << DDIR_WRITE)) && !st->error) {
-		ret = blkring_dev_flush(j->dev);
+	for (unsigned k = 0;
+	     j->o->end_fsync && (j->ddirs & (1U << DDIR_WRITE)) && !j->st->error && k < j->nr_files;
+	     k++) {
+		ret = blkring_dev_flush(j->files[k].dev);
 		if (ret)
 			job_fail(j, ret, "end_fsync");
 	}
-	getrusage(RUSAGE_THREAD, &ru);
-	st->usr_ns = tv_ns(ru.ru_utime) - tv_ns(j->ru_start.ru_utime);
-	st->sys_ns = tv_ns(ru.ru_stime) - tv_ns(j->ru_start.ru_stime);
-	st->ctx =
-	    (uint64_t)(ru.ru_nvcsw + ru.ru_nivcsw - j->ru_start.ru_nvcsw - j->ru_start.ru_nivcsw);
-	st->majf = (uint64_t)(ru.ru_majflt - j->ru_start.ru_majflt);
-	st->minf = (uint64_t)(ru.ru_minflt - j->ru_start.ru_minflt);
+	job_rusage(j, j->st);
 }
 
 static void job_teardown(struct job *j)

@@ -21,14 +21,31 @@
 
 struct io_batch;
 
+/* What a job is doing, for the progress line (fio's run states). */
+enum { JOB_SETUP, JOB_RAMP, JOB_RUNNING, JOB_VERIFYING };
+
 struct io_unit {
 	struct io_batch *batch; /* the submission it went out in (async engines) */
 	uint64_t offset;
 	uint32_t len;
-	uint8_t ddir;       /* DDIR_* or DDIR_SYNC */
-	uint8_t zero_flags; /* BLKRING_ZERO_* of a DDIR_ZERO unit */
-	bool failed;        /* its last end was short or an error (job_complete() says so) */
+	uint16_t file; /* the job's file (index of j->files, and of the ring's devices) */
+	uint8_t ddir;  /* DDIR_* or DDIR_SYNC */
+	bool failed;   /* its last end was short or an error (job_complete() says so) */
 	void *buf;
+};
+
+/*
+ * One of a job's files (fio's): a device, the region the job uses on it,
+ * and its offset generators.  Most jobs have one; fio's file lists and
+ * nrfiles give more, which the general planner picks from by
+ * file_service_type.
+ */
+struct job_file {
+	char name[BENCH_PATH_MAX]; /* the spec or the path, for messages */
+	struct blkring_dev *dev;
+	uint64_t start, len; /* the region, bytes */
+	uint64_t bytes_left; /* of this pass over the region (general planner) */
+	struct offset_gen gen[BENCH_DDIR_NR];
 };
 
 /*
@@ -55,8 +72,10 @@ struct job {
 	const struct job_def *def;
 	const struct job_opts *o;
 	unsigned number; /* 1-based over all jobs, as fio's thread_number */
-	struct blkring_dev *dev;
-	uint64_t region_start, region_len;
+	unsigned clone;  /* among its definition's numjobs, from 0: fio's $jobnum */
+	struct job_file *files;
+	unsigned nr_files;
+	uint64_t io_size; /* bytes of every file's region together */
 	const struct bench_engine *engine;
 	const _Atomic bool *stop; /* the run is being stopped */
 	struct job_stats *st;
@@ -77,12 +96,11 @@ struct job {
 	plan_fn plan;
 	unsigned ddirs, ddir; /* directions (bits), and the first */
 	int gen_kind;
-	struct offset_gen gen[BENCH_DDIR_NR];
+	unsigned cur_file, file_ios_left; /* file_service_type: the file in use, I/Os left on it */
 	uint32_t bs[BENCH_DDIR_NR];
 	bool single;                           /* one direction, fixed units: the lean planners */
 	uint64_t short_missing[BENCH_DDIR_NR]; /* bytes short I/Os did not do */
 	uint64_t ios_left;                     /* budget of one-direction planners */
-	uint64_t bytes_left;                   /* budget of the general planner */
 	uint64_t mix_rng;
 	unsigned writes_since_sync;
 	bool sync_due;
@@ -103,9 +121,20 @@ struct job {
 	bool started;
 	int done_fd; /* written once when the job is over */
 
-	/* Read by the main thread while the job runs. */
-	_Atomic uint64_t prog_ios[BENCH_DDIR_NR];
-	_Atomic uint64_t prog_bytes;
+	uint64_t ramp_ios[BENCH_DDIR_NR], ramp_bytes[BENCH_DDIR_NR]; /* done before measuring */
+
+	/* --status-interval: a copy of the statistics so far, written when
+	 * snap_req moves on (the job's snap_gen says which it answered). */
+	struct job_stats *snap;
+	unsigned snap_gen;
+	_Atomic unsigned snap_req, snap_done;
+
+	/* Read by the main thread while the job runs (the progress line). */
+	_Atomic unsigned state;                     /* JOB_* */
+	_Atomic uint64_t prog_ios[BENCH_DDIR_NR];   /* since the start, ramp included */
+	_Atomic uint64_t prog_bytes[BENCH_DDIR_NR]; /* the same */
+	_Atomic uint64_t prog_measured;             /* bytes since measuring began */
+	_Atomic uint64_t prog_start_ns;             /* when measuring began */
 	_Atomic bool finished;
 };
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fio job files: ini sections ([global] or a job name), key=value or bare
- * keys, whole-line and trailing comments with ';' or '#'.
+ * keys, comments from a ';' or '#' anywhere on a line (fio's rule),
+ * ${VAR} from the environment in options, and `include FILE` inside a
+ * section (options only, nested at most 16 deep).
  */
 #ifndef BLKRING_TOOLS_JOBFILE_H
 #define BLKRING_TOOLS_JOBFILE_H

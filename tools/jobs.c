@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +80,9 @@ struct parse_state {
 	unsigned nr_cl_global;
 	struct job_opts file_global; /* a job file's [global] so far */
 	struct job_def *cur;         /* the job section being read, or NULL */
+	bool skipping;               /* in a section --section leaves out */
+	bool stonewall_next;         /* the next job starts a group: a later file's first */
+	FILE *showcmd;               /* --showcmd: the command line being written */
 };
 
 static int add_def(struct bench_cfg *cfg, struct job_def **out)
@@ -92,8 +97,47 @@ static int add_def(struct bench_cfg *cfg, struct job_def **out)
 	return 0;
 }
 
-/* Applies an option and, unless it is a whole-run one or a bare key (fio's
- * "job options" leave those out), records its text. */
+/* The configuration's copy of a place, kept for messages. */
+static const char *place(struct bench_cfg *cfg, const char *where)
+{
+	char **places;
+
+	if (cfg->nr_places && !strcmp(cfg->places[cfg->nr_places - 1], where))
+		return cfg->places[cfg->nr_places - 1];
+	places = realloc(cfg->places, (cfg->nr_places + 1) * sizeof(*places));
+	if (!places)
+		return NULL;
+	cfg->places = places;
+	places[cfg->nr_places] = strdup(where);
+	return places[cfg->nr_places] ? places[cfg->nr_places++] : NULL;
+}
+
+const char *def_where(const struct job_def *d, const char *opt)
+{
+	const struct bench_opt *o = opt_find(opt);
+
+	return o && d->o.where[opt_index(o)] ? d->o.where[opt_index(o)] : d->where;
+}
+
+/* Built at its length: a nested table's message can be kilobytes long. */
+int def_error(const struct job_def *d, const char *opt, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int ret;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	ret = tool_error(-EINVAL, "%s: job '%s': %s", opt ? def_where(d, opt) : d->where, d->o.name,
+	                 msg ? msg : fmt);
+	free(msg);
+	return ret;
+}
+
+/* Applies an option, records where, and unless it is a whole-run one or a
+ * bare key (fio's "job options" leave those out), its text. */
 static int apply(struct bench_cfg *cfg, struct job_opts *o, struct kvlist *given, const char *name,
                  const char *val, const char *where, bool cmdline, bool in_job)
 {
@@ -103,9 +147,12 @@ static int apply(struct bench_cfg *cfg, struct job_opts *o, struct kvlist *given
 	if (ret)
 		return ret;
 	opt = opt_find(name);
-	if (given && val && !(opt->flags & OPT_RUN))
-		return kvlist_set(given, name, val);
-	return 0;
+	if (opt->flags & OPT_RUN)
+		return 0;
+	o->where[opt_index(opt)] = place(cfg, where);
+	if (!o->where[opt_index(opt)])
+		return -ENOMEM;
+	return given && val ? kvlist_set(given, name, val) : 0;
 }
 
 static int apply_cl_global(struct parse_state *ps, struct job_opts *o, struct kvlist *given)
@@ -134,6 +181,29 @@ static int finish_section(struct parse_state *ps)
 	return ret;
 }
 
+/* --section: global sections always run, jobs only when named. */
+static bool section_skipped(const struct bench_cfg *cfg, const char *section)
+{
+	if (!cfg->nr_sections || !strcmp(section, "global"))
+		return false;
+	for (unsigned i = 0; i < cfg->nr_sections; i++)
+		if (!strcmp(cfg->sections[i], section))
+			return false;
+	return true;
+}
+
+/* fio's --showcmd: sections as --name=, [global]'s options first. */
+static void showcmd_add(struct parse_state *ps, const char *section, const char *key,
+                        const char *val)
+{
+	if (!ps->showcmd)
+		return;
+	if (!key && strcmp(section, "global"))
+		fprintf(ps->showcmd, " --name=%s", section);
+	else if (key)
+		fprintf(ps->showcmd, val ? " --%s=%s" : " --%s", key, val);
+}
+
 static int on_jobfile(void *ctx, const char *section, const char *key, const char *val,
                       const char *where)
 {
@@ -142,6 +212,11 @@ static int on_jobfile(void *ctx, const char *section, const char *key, const cha
 	bool global = !strcmp(section, "global");
 	int ret;
 
+	if (!key)
+		ps->skipping = section_skipped(cfg, section);
+	if (ps->skipping)
+		return 0;
+	showcmd_add(ps, section, key, val);
 	if (!key) {
 		ret = finish_section(ps);
 		if (ret || global)
@@ -150,6 +225,8 @@ static int on_jobfile(void *ctx, const char *section, const char *key, const cha
 		if (ret)
 			return ret;
 		ps->cur->o = ps->file_global;
+		ps->cur->o.stonewall |= ps->stonewall_next;
+		ps->stonewall_next = false;
 		snprintf(ps->cur->where, sizeof(ps->cur->where), "%s", where);
 		if (strlen(section) >= sizeof(ps->cur->o.name))
 			return tool_error(-EINVAL, "%s: job name longer than %zu characters", where,
@@ -163,13 +240,15 @@ static int on_jobfile(void *ctx, const char *section, const char *key, const cha
 	return apply(cfg, &ps->cur->o, &ps->cur->given, key, val, where, false, true);
 }
 
-static int parse_file(struct parse_state *ps, const char *path)
+/* As fio, every job file after the first starts a group of its own. */
+static int parse_file(struct parse_state *ps, const char *path, bool first)
 {
 	struct run_opts scratch;
 	int ret;
 
 	opts_defaults(&ps->file_global, &scratch);
 	ps->cur = NULL;
+	ps->stonewall_next = !first;
 	ret = jobfile_parse(path, on_jobfile, ps);
 	if (!ret)
 		ret = finish_section(ps);
@@ -230,7 +309,8 @@ static int check_ring_depth(const struct job_def *d)
 	return tool_error(-EINVAL,
 	                  "%s: job '%s': option 'iodepth': %u is out of range for "
 	                  "ioengine=%s (1 to %u, the most entries a ring takes)",
-	                  d->where, o->name, o->iodepth, o->ioengine->name, BLKRING_MAX_ENTRIES);
+	                  def_where(d, "iodepth"), o->name, o->iodepth, o->ioengine->name,
+	                  BLKRING_MAX_ENTRIES);
 }
 
 /*
@@ -249,52 +329,68 @@ static int null_engine_dev(struct job_def *d)
 		return tool_error(-EINVAL,
 		                  "%s: job '%s': ioengine=null needs size= in bytes (the size of "
 		                  "its null device)",
-		                  d->where, o->name);
+		                  def_where(d, "ioengine"), o->name);
 	snprintf(size, sizeof(size), "%" PRIu64, o->offset.bytes + o->size.bytes);
 	ret = blkring_spec_parse("null:", &spec);
 	if (ret)
-		return tool_error(ret, "%s: job '%s': ioengine=null: %s", d->where, o->name,
-		                  blkring_last_error());
+		return tool_error(ret, "%s: job '%s': ioengine=null: %s", def_where(d, "ioengine"),
+		                  o->name, blkring_last_error());
 	ret = blkring_spec_set(spec, "irqmode", "none") ?: blkring_spec_set(spec, "size", size);
 	len = ret ? ret : blkring_spec_format(spec, o->filename, sizeof(o->filename));
 	blkring_spec_free(spec);
 	if (len < 0 || (size_t)len >= sizeof(o->filename))
 		return tool_error(-EINVAL, "%s: job '%s': ioengine=null: no null device spec",
-		                  d->where, o->name);
+		                  def_where(d, "ioengine"), o->name);
 	return 0;
+}
+
+/* fio's --readonly: no job may write, trim or zero. */
+/* No filename: fio's NAME.JOB.FILE, made for each clone when it opens;
+ * filename shows the first clone's first. */
+static void generated_filename(struct job_def *d)
+{
+	d->o.filename_generated = true;
+	snprintf(d->o.filename, sizeof(d->o.filename), "%.*s.0.0", (int)(sizeof(d->o.filename) - 8),
+	         d->o.name);
+}
+
+static int check_readonly(const struct bench_cfg *cfg, const struct job_def *d)
+{
+	const struct job_opts *o = &d->o;
+
+	if (!cfg->readonly || rw_modes[o->rw].ddirs == 1U << DDIR_READ)
+		return 0;
+	return tool_error(-EINVAL,
+	                  "%s: job '%s': rw=%s changes data, and --readonly allows reads only",
+	                  def_where(d, "rw"), o->name, rw_modes[o->rw].name);
 }
 
 static int check_def(const struct job_def *d)
 {
 	const struct job_opts *o = &d->o;
 
-	if (!o->filename[0])
-		return tool_error(-EINVAL,
-		                  "%s: job '%s' has no filename (a device spec, e.g. "
-		                  "--filename=null:irqmode=none)",
-		                  d->where, o->name);
 	if (o->hipri && o->ioengine->engine == &engine_sync)
 		return tool_error(-EINVAL,
 		                  "%s: job '%s': hipri=1 needs ioengine=blkring (polling is a "
 		                  "ring's), not %s",
-		                  d->where, o->name, o->ioengine->name);
+		                  def_where(d, "hipri"), o->name, o->ioengine->name);
 	/* Linux refuses the pair (a deferring ring runs its work in its owner's
 	 * waits, and an SQ thread never waits there): say so before running. */
 	if (o->sqthread_poll && opt_is_set(o, "taskrun") && o->taskrun == TASKRUN_DEFER)
 		return tool_error(-EINVAL,
 		                  "%s: job '%s': taskrun=defer cannot be combined with "
 		                  "sqthread_poll=1 (DEFER_TASKRUN needs the owner to wait)",
-		                  d->where, o->name);
+		                  def_where(d, "taskrun"), o->name);
 	if (o->time_based && !o->runtime_us)
-		return tool_error(-EINVAL, "%s: job '%s': time_based needs a runtime", d->where,
-		                  o->name);
+		return tool_error(-EINVAL, "%s: job '%s': time_based needs a runtime",
+		                  def_where(d, "time_based"), o->name);
 	if (o->iodepth_batch_complete_max &&
 	    o->iodepth_batch_complete_min > o->iodepth_batch_complete_max)
 		return tool_error(-EINVAL,
 		                  "%s: job '%s': iodepth_batch_complete_min (%u) is above "
 		                  "iodepth_batch_complete_max (%u)",
-		                  d->where, o->name, o->iodepth_batch_complete_min,
-		                  o->iodepth_batch_complete_max);
+		                  def_where(d, "iodepth_batch_complete_min"), o->name,
+		                  o->iodepth_batch_complete_min, o->iodepth_batch_complete_max);
 	return check_ring_depth(d);
 }
 
@@ -320,25 +416,88 @@ struct cl_args {
 	unsigned nr_files;
 };
 
+/* A bare flag: an error when given a value. */
+static int flag_bare(const struct arg_opt *a, bool *flag)
+{
+	if (a->val)
+		return tool_error(-EINVAL, "command line: --%s takes no value", a->name);
+	*flag = true;
+	return 1;
+}
+
+static int flag_section(struct bench_cfg *cfg, const struct arg_opt *a)
+{
+	if (!a->val || !*a->val)
+		return tool_error(-EINVAL, "command line: --section needs a section name");
+	cfg->sections[cfg->nr_sections++] = a->val;
+	return 1;
+}
+
+/*
+ * fio's command flags, which are no job options: 1 when a is one (taken),
+ * 0 when it is not, or -EINVAL.  --section takes its value as an option
+ * does (a->val already holds a following argument).
+ */
+static int scan_flag(struct bench_cfg *cfg, const struct arg_opt *a)
+{
+	if (!strcmp(a->name, "help"))
+		return flag_bare(a, &cfg->help);
+	if (!strcmp(a->name, "version"))
+		return flag_bare(a, &cfg->version);
+	if (!strcmp(a->name, "showcmd"))
+		return flag_bare(a, &cfg->showcmd);
+	if (!strcmp(a->name, "parse-only"))
+		return flag_bare(a, &cfg->parse_only);
+	if (!strcmp(a->name, "readonly"))
+		return flag_bare(a, &cfg->readonly);
+	if (!strcmp(a->name, "warnings-fatal"))
+		return flag_bare(a, &cfg->warnings_fatal);
+	if (!strcmp(a->name, "section"))
+		return flag_section(cfg, a);
+	if (strcmp(a->name, "cmdhelp"))
+		return 0;
+	cfg->help = true;
+	cfg->cmdhelp = a->val ? a->val : "all";
+	return 1;
+}
+
+/* fio takes "--name value" as "--name=value" for every option that needs a
+ * value (and for --section); bare flags and 0/1 options take none. */
+static bool takes_next_arg(const struct arg_opt *a)
+{
+	const struct bench_opt *opt = opt_find(a->name);
+
+	if (a->val)
+		return false;
+	return !strcmp(a->name, "section") || (opt && !(opt->flags & OPT_BARE));
+}
+
 static int scan_args(struct bench_cfg *cfg, int argc, char **argv, struct cl_args *ca)
 {
 	ca->opts = calloc((size_t)argc + 1, sizeof(*ca->opts));
 	ca->files = calloc((size_t)argc + 1, sizeof(*ca->files));
-	if (!ca->opts || !ca->files)
+	cfg->sections = calloc((size_t)argc + 1, sizeof(*cfg->sections));
+	if (!ca->opts || !ca->files || !cfg->sections)
 		return -ENOMEM;
 	for (int i = 0; i < argc; i++) {
 		const char *arg = argv[i];
+		struct arg_opt *a = &ca->opts[ca->nr];
 		int ret;
 
-		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+		if (!strcmp(arg, "-h")) {
 			cfg->help = true;
-		} else if (!strcmp(arg, "--version")) {
-			cfg->version = true;
-		} else if (!strncmp(arg, "--", 2)) {
-			ret = split_arg(arg, &ca->opts[ca->nr]);
-			if (ret)
-				return ret;
+		} else if (!strcmp(arg, "--minimal")) {
+			/* fio's shorthand for terse output */
+			*a = (struct arg_opt){.name = "output-format", .val = "terse"};
 			ca->nr++;
+		} else if (!strncmp(arg, "--", 2)) {
+			ret = split_arg(arg, a);
+			if (!ret && takes_next_arg(a) && i + 1 < argc)
+				a->val = argv[++i];
+			ret = ret ?: scan_flag(cfg, a);
+			if (ret < 0)
+				return ret;
+			ca->nr += !ret;
 		} else if (arg[0] == '-' && arg[1]) {
 			return tool_error(
 			    -EINVAL, "command line: unknown flag '%s' (options are --name=value)",
@@ -410,6 +569,17 @@ static int build_cl(struct parse_state *ps, struct cl_args *ca)
 	return ret;
 }
 
+static int showcmd_open(struct parse_state *ps)
+{
+	size_t len;
+
+	ps->showcmd = open_memstream(&ps->cfg->showcmd_text, &len);
+	if (!ps->showcmd)
+		return -ENOMEM;
+	fputs("blkring bench", ps->showcmd);
+	return 0;
+}
+
 static int parse_all(struct bench_cfg *cfg, int argc, char **argv, struct cl_args *ca)
 {
 	struct parse_state ps = {.cfg = cfg};
@@ -420,8 +590,12 @@ static int parse_all(struct bench_cfg *cfg, int argc, char **argv, struct cl_arg
 	if (ret || cfg->help || cfg->version)
 		return ret;
 	ret = build_cl(&ps, ca);
+	if (!ret && cfg->showcmd)
+		ret = showcmd_open(&ps);
 	for (unsigned i = 0; !ret && i < ca->nr_files; i++)
-		ret = parse_file(&ps, ca->files[i]);
+		ret = parse_file(&ps, ca->files[i], !i);
+	if (ps.showcmd && fclose(ps.showcmd) && !ret)
+		ret = -ENOMEM;
 	/* Command-line globals override the files': in effect and as recorded. */
 	for (unsigned i = 0; !ret && i < ps.nr_cl_global; i++)
 		if (!is_run_opt(&ca->opts[i]) && ca->opts[i].val)
@@ -437,7 +611,9 @@ static int parse_all(struct bench_cfg *cfg, int argc, char **argv, struct cl_arg
 		struct job_def *d = &cfg->defs[i];
 
 		ret = d->o.ioengine->null_dev ? null_engine_dev(d) : 0;
-		ret = ret ?: check_def(d);
+		if (!d->o.filename[0])
+			generated_filename(d);
+		ret = ret ?: check_def(d) ?: check_readonly(cfg, d);
 		if (ret)
 			return ret;
 	}
@@ -463,5 +639,10 @@ void bench_cfg_free(struct bench_cfg *cfg)
 		kvlist_free(&cfg->defs[i].given);
 	free(cfg->defs);
 	kvlist_free(&cfg->global_given);
+	free(cfg->sections);
+	free(cfg->showcmd_text);
+	for (unsigned i = 0; i < cfg->nr_places; i++)
+		free(cfg->places[i]);
+	free(cfg->places);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -40,8 +40,23 @@ struct bench_cfg {
 	unsigned nr_defs;
 	unsigned nr_groups;
 	struct kvlist global_given; /* "global options" */
-	bool help, version;
+	/* fio's command flags (--help also with --cmdhelp, which names an
+	 * option or "all"). */
+	bool help, version, showcmd, parse_only, readonly, warnings_fatal;
+	const char *cmdhelp;
+	const char **sections; /* --section=NAME: the job file sections that run */
+	unsigned nr_sections;
+	char *showcmd_text; /* --showcmd: the job files as one command line */
+	char **places;      /* what job_opts.where points to */
+	unsigned nr_places;
 };
+
+/* Where a job's option was set, or the job's own place when it was not. */
+const char *def_where(const struct job_def *d, const char *opt);
+/* Records "PLACE: job 'NAME': MESSAGE" (PLACE where opt was set; NULL: the
+ * job's section) and returns -EINVAL. */
+int def_error(const struct job_def *d, const char *opt, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Parses `blkring bench` arguments (argv[0] is the first argument). */
 int bench_cfg_parse(struct bench_cfg *cfg, int argc, char **argv);

@@ -32,7 +32,7 @@ const struct rw_mode rw_modes[] = {
 #undef T
 #undef Z
 
-static const char *const format_names[] = {"normal", "json", "json+", NULL};
+static const char *const eta_names[] = {"auto", "always", "never", NULL};
 static const char *const clock_names[] = {"cpu", "clock_gettime", NULL};
 static const char *const taskrun_names[] = {"normal", "defer", NULL};
 static const char *const verify_names[] = {"0", "crc32c", NULL};
@@ -481,6 +481,82 @@ static int opt_percent(const struct bench_opt *opt, const char *val, void *field
 	return 0;
 }
 
+/* --output-format=normal,json,json+,terse: one or more, as fio takes them. */
+static int opt_formats(const struct bench_opt *opt, const char *val, void *field)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} formats[] = {
+	    {"normal", FORMAT_NORMAL},
+	    {"json", FORMAT_JSON},
+	    {"json+", FORMAT_JSON | FORMAT_JSON_PLUS},
+	    {"terse", FORMAT_TERSE},
+	};
+	const char *p = val;
+	unsigned mask = 0;
+
+	(void)opt;
+	do {
+		size_t len = strcspn(p, ","), i;
+
+		for (i = 0; i < ARRAY_SIZE(formats); i++)
+			if (len == strlen(formats[i].name) && !strncmp(p, formats[i].name, len))
+				break;
+		if (i == ARRAY_SIZE(formats))
+			return tool_error(-EINVAL,
+			                  "'%.*s' is not one of normal, json, json+, terse (one or "
+			                  "more, separated by ',')",
+			                  (int)len, p);
+		mask |= formats[i].bit;
+		p += len;
+	} while (*p++ == ',');
+	*(unsigned *)field = mask;
+	return 0;
+}
+
+/* --terse-version: fio's 3 is the one written. */
+static int opt_terse_version(const struct bench_opt *opt, const char *val, void *field)
+{
+	(void)opt;
+	if (strcmp(val, "3"))
+		return tool_error(-EINVAL,
+		                  "'%s': blkring writes fio's terse version 3 only (fio's "
+		                  "default)",
+		                  val);
+	*(unsigned *)field = 3;
+	return 0;
+}
+
+/* file_service_type=TYPE[:N], fio's: roundrobin (the default), sequential
+ * or random, switching files every N I/Os. */
+static int opt_file_service(const struct bench_opt *opt, const char *val, void *field)
+{
+	static const char *const types[] = {"roundrobin", "sequential", "random"};
+	struct file_service *fs = field;
+	size_t len = strcspn(val, ":");
+	uint64_t n = 1;
+	char *end;
+
+	(void)opt;
+	for (unsigned i = 0; i < ARRAY_SIZE(types); i++) {
+		if (len != strlen(types[i]) || strncmp(val, types[i], len))
+			continue;
+		if (val[len] &&
+		    (parse_u64(val + len + 1, &n, &end) || *end || !n || n > UINT32_MAX))
+			return tool_error(
+			    -EINVAL, "'%s': the I/Os per file after ':' are not a number from 1",
+			    val);
+		fs->type = i;
+		fs->nr = (unsigned)n;
+		return 0;
+	}
+	return tool_error(-EINVAL,
+	                  "'%s' is not one of roundrobin, sequential, random (with an optional :N; "
+	                  "fio's zipf, pareto and normal distributions are not supported)",
+	                  val);
+}
+
 /* An option with a note: taken, whatever its value, and left unused. */
 static int opt_noted(const struct bench_opt *opt, const char *val, void *field)
 {
@@ -527,10 +603,46 @@ const struct bench_opt bench_opts[] = {
     {
         .name = "filename",
         .arg = "SPEC",
-        .help = "device spec, e.g. null:irqmode=none",
+        .help = "a device spec (null:irqmode=none), or fio's file list (a:b, \\: in a name)",
         .parse = opt_str,
         JOB(filename),
         .maxval = BENCH_PATH_MAX - 1,
+    },
+    {
+        .name = "directory",
+        .arg = "DIR",
+        .help = "where the relative names of a file list are (DIR:DIR... take turns)",
+        .parse = opt_str,
+        JOB(directory),
+        .maxval = BENCH_PATH_MAX - 1,
+    },
+    {
+        .name = "nrfiles",
+        .alias = "nr_files",
+        .arg = "N",
+        .help = "files of a job without a filename (NAME.JOB.FILE), the size split among them",
+        .def = "1",
+        .parse = opt_int,
+        JOB(nrfiles),
+        .minval = 1,
+        .maxval = 4096,
+    },
+    {
+        .name = "filesize",
+        .arg = "SIZE",
+        .help = "each file's size (default: size split among the files)",
+        .parse = opt_size,
+        JOB(filesize),
+        .minval = 1,
+        .maxval = UINT64_MAX,
+    },
+    {
+        .name = "file_service_type",
+        .arg = "TYPE[:N]",
+        .help = "roundrobin, sequential or random: which file the next I/O goes to, every N",
+        .def = "roundrobin",
+        .parse = opt_file_service,
+        JOB(file_service),
     },
     {
         .name = "ioengine",
@@ -954,12 +1066,49 @@ const struct bench_opt bench_opts[] = {
     {
         .name = "output-format",
         .arg = "FORMAT",
-        .help = "normal, json, or json+ (json with histogram bins)",
+        .help = "normal, json, json+ (json with histogram bins) or terse (fio's version 3), "
+                "or several: json,normal",
         .def = "normal",
-        .parse = opt_choice,
+        .parse = opt_formats,
         RUN(output_format),
         .flags = OPT_RUN | OPT_CMDLINE,
-        .choices = format_names,
+    },
+    {
+        .name = "terse-version",
+        .arg = "3",
+        .help = "the terse format's version: 3 (fio's default) only",
+        .def = "3",
+        .parse = opt_terse_version,
+        RUN(terse_version),
+        .flags = OPT_RUN | OPT_CMDLINE,
+    },
+    {
+        .name = "eta",
+        .arg = "WHEN",
+        .help = "the live line: auto (on a terminal, with normal output), always, never",
+        .def = "auto",
+        .parse = opt_choice,
+        RUN(eta),
+        .flags = OPT_RUN | OPT_CMDLINE,
+        .choices = eta_names,
+    },
+    {
+        .name = "status-interval",
+        .arg = "TIME",
+        .help = "print the results so far this often, as they are printed at the end",
+        .parse = opt_time,
+        RUN(status_interval_us),
+        .flags = OPT_RUN | OPT_CMDLINE,
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "eta-newline",
+        .arg = "TIME",
+        .help = "start a new live line this often instead of rewriting one",
+        .parse = opt_time,
+        RUN(eta_newline_us),
+        .flags = OPT_RUN | OPT_CMDLINE,
+        .maxval = BENCH_TIME_MAX_US,
     },
 };
 
@@ -1000,9 +1149,7 @@ static const char *const fio_only[] = {
     "fadvise_hint",
     "fallocate",
     "fdatasync",
-    "file_service_type",
     "filename_format",
-    "filesize",
     "fill_device",
     "flow",
     "flow_id",
@@ -1032,7 +1179,6 @@ static const char *const fio_only[] = {
     "max_latency",
     "new_group",
     "nice",
-    "nrfiles",
     "number_ios",
     "numa_cpu_nodes",
     "numa_mem_policy",
@@ -1094,16 +1240,8 @@ static const char *const fio_only[] = {
     "pool",
     "rbdname",
     "clientname",
-    "eta",
-    "eta-newline",
-    "status-interval",
-    "section",
-    "minimal",
-    "terse",
-    "cmdhelp",
     "enghelp",
     "debug",
-    "parse-only",
     "server",
     "client",
     "daemonize",
@@ -1213,4 +1351,33 @@ void opts_help(FILE *f)
 			fprintf(f, " (also %s)", opt->alias);
 		fputc('\n', f);
 	}
+}
+
+static void cmdhelp_one(FILE *f, const struct bench_opt *opt)
+{
+	fprintf(f, "%20s: %s\n", opt->name, opt->help);
+	if (opt->alias)
+		fprintf(f, "%20s: %s\n", "alias", opt->alias);
+	fprintf(f, "%20s: %s%s\n", "type", opt->arg, (opt->flags & OPT_BARE) ? " (alone: 1)" : "");
+	fprintf(f, "%20s: %s\n", "default", opt->def ? opt->def : "no default");
+	for (unsigned i = 0; opt->choices && opt->choices[i]; i++)
+		fprintf(f, "%20s: %s\n", i ? "" : "valid values", opt->choices[i]);
+}
+
+int opts_cmdhelp(FILE *f, const char *name)
+{
+	const struct bench_opt *opt;
+
+	if (strcmp(name, "all")) {
+		opt = opt_find(name);
+		if (!opt)
+			return tool_error(-EINVAL,
+			                  "--cmdhelp: no option '%s' ('--cmdhelp' lists them all)",
+			                  name);
+		cmdhelp_one(f, opt);
+		return 0;
+	}
+	for (unsigned i = 0; i < bench_nr_opts; i++)
+		fprintf(f, "%-24s: %s\n", bench_opts[i].name, bench_opts[i].help);
+	return 0;
 }

@@ -44,9 +44,20 @@ extern const struct rw_mode rw_modes[];
 
 enum { TASKRUN_NORMAL, TASKRUN_DEFER }; /* taskrun=: when task work runs */
 enum { VERIFY_NONE, VERIFY_CRC32C };
-enum { FORMAT_NORMAL, FORMAT_JSON, FORMAT_JSON_PLUS };
+/* --output-format's formats: any of them, printed terse, JSON, normal, as fio does. */
+#define FORMAT_NORMAL (1U << 0)
+#define FORMAT_JSON (1U << 1)
+#define FORMAT_JSON_PLUS (1U << 2)                /* JSON with histogram bins */
+#define FORMAT_TERSE (1U << 3)                    /* fio's terse version 3 */
 enum { POLL_STRATEGY_ALL, POLL_STRATEGY_COOKIE }; /* the table key poll='s values */
 extern const char *const poll_strategy_names[];   /* "all", "cookie" */
+
+/* file_service_type: how a job with several files picks the next one. */
+enum { FILE_SERVICE_ROUNDROBIN, FILE_SERVICE_SEQUENTIAL, FILE_SERVICE_RANDOM };
+struct file_service {
+	unsigned type; /* FILE_SERVICE_* */
+	unsigned nr;   /* I/Os before the next pick */
+};
 
 /* continue_on_error: what kinds of error a job keeps going after. */
 #define COE_READ (1U << 0)
@@ -69,7 +80,12 @@ struct engine_name;
 /* Everything one job is told. */
 struct job_opts {
 	char name[BENCH_NAME_MAX];
-	char filename[BENCH_PATH_MAX];
+	char filename[BENCH_PATH_MAX]; /* one device spec, or fio's file list */
+	bool filename_generated; /* none given: fio's NAME.JOB.FILE (filename shows the first) */
+	char directory[BENCH_PATH_MAX]; /* fio's: where the list's relative names are */
+	unsigned nrfiles;               /* files of a job without a filename */
+	uint64_t filesize;              /* each file's size; 0: size / files */
+	struct file_service file_service;
 	const struct engine_name *ioengine; /* as given; ->engine runs the job */
 	unsigned rw;                        /* index in rw_modes */
 	uint64_t bs[BENCH_DDIR_NR];
@@ -111,13 +127,22 @@ struct job_opts {
 	unsigned verify;            /* VERIFY_* */
 	bool do_verify;
 	uint8_t set[BENCH_MAX_OPTS]; /* given explicitly, by table index */
+	/* Where each given option was set ("FILE:LINE", "command line"), for
+	 * messages about it; the strings are the bench_cfg's. */
+	const char *where[BENCH_MAX_OPTS];
 };
+
+enum { ETA_AUTO, ETA_ALWAYS, ETA_NEVER }; /* --eta: when the live line shows */
 
 /* Options for the whole run rather than one job. */
 struct run_opts {
 	char output[BENCH_PATH_MAX];
-	unsigned output_format;
-	unsigned clocksource; /* CLOCK_SRC_* */
+	unsigned output_format;      /* FORMAT_* */
+	unsigned terse_version;      /* 3, the one blkring writes */
+	unsigned clocksource;        /* CLOCK_SRC_* */
+	unsigned eta;                /* ETA_* */
+	uint64_t eta_newline_us;     /* a new live line this often; 0: one line */
+	uint64_t status_interval_us; /* the results so far this often; 0: at the end only */
 };
 
 struct bench_opt;
@@ -170,5 +195,8 @@ int opt_set(struct job_opts *o, struct run_opts *r, const char *name, const char
 bool opt_is_set(const struct job_opts *o, const char *name);
 /* One line per option. */
 void opts_help(FILE *f);
+/* fio's --cmdhelp: "all" lists every option with its help, a name shows
+ * that option; -EINVAL for a name that is none. */
+int opts_cmdhelp(FILE *f, const char *name);
 
 #endif

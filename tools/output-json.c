@@ -170,9 +170,9 @@ static const char *const batch_keys[DEPTH_MAP_NR] = {"0", "4", "8", "16", "32", 
 static void json_misc(struct jb *b, json_object *job, const struct report *r)
 {
 	const struct job_stats *st = r->st;
-	double run = (double)(st->runtime_ns + st->verify_ns) * r->nr_jobs;
 	json_object *sync = jobj(b, job, "sync"), *l;
 	struct lat_buckets lb;
+	double usr, sys;
 
 	if (sync) {
 		jint(b, sync, "total_ios", (int64_t)st->sync_ios);
@@ -181,8 +181,9 @@ static void json_misc(struct jb *b, json_object *job, const struct report *r)
 			json_percentiles(b, l, &st->sync_hist, &r->def->o.percentile_list);
 	}
 	jint(b, job, "job_runtime", (int64_t)((st->runtime_ns + st->verify_ns) / 1000000));
-	jdbl(b, job, "usr_cpu", run > 0 ? 100.0 * (double)st->usr_ns / run : 0.0);
-	jdbl(b, job, "sys_cpu", run > 0 ? 100.0 * (double)st->sys_ns / run : 0.0);
+	report_cpu(r, &usr, &sys);
+	jdbl(b, job, "usr_cpu", usr);
+	jdbl(b, job, "sys_cpu", sys);
 	jint(b, job, "ctx", (int64_t)st->ctx);
 	jint(b, job, "majf", (int64_t)st->majf);
 	jint(b, job, "minf", (int64_t)st->minf);
@@ -259,7 +260,7 @@ int output_json(FILE *f, const struct report *r, unsigned nr, const struct bench
                 time_t when, uint64_t elapsed_ns)
 {
 	struct group_summary *groups = calloc(nr ? nr : 1, sizeof(*groups));
-	struct jb b = {.plus = cfg->run.output_format == FORMAT_JSON_PLUS};
+	struct jb b = {.plus = cfg->run.output_format & FORMAT_JSON_PLUS};
 	json_object *root;
 	unsigned nr_groups;
 	int ret = 0;

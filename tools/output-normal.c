@@ -203,9 +203,10 @@ static const char *const batch_keys[DEPTH_MAP_NR] = {"0", "4", "8", "16", "32", 
 static void show_misc(FILE *f, const struct report *r)
 {
 	const struct job_stats *st = r->st;
-	double run = (double)(st->runtime_ns + st->verify_ns) * r->nr_jobs;
 	struct lat_buckets lb;
+	double usr, sys;
 
+	report_cpu(r, &usr, &sys);
 	lat_buckets(st, &lb);
 	show_lat_line(f, "nsec", lb.ns, LAT_NS_NR);
 	show_lat_line(f, "usec", lb.us, LAT_US_NR);
@@ -213,8 +214,7 @@ static void show_misc(FILE *f, const struct report *r)
 	fprintf(f,
 	        "  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%" PRIu64 ", majf=%" PRIu64
 	        ", minf=%" PRIu64 "\n",
-	        run > 0 ? 100.0 * (double)st->usr_ns / run : 0.0,
-	        run > 0 ? 100.0 * (double)st->sys_ns / run : 0.0, st->ctx, st->majf, st->minf);
+	        usr, sys, st->ctx, st->majf, st->minf);
 	show_map(f, "  IO depths    ", depth_keys, st->depth_map, st->issued);
 	show_map(f, "     submit    ", batch_keys, st->submit_map, st->submits);
 	show_map(f, "     complete  ", batch_keys, st->complete_map, st->completes);

@@ -17,6 +17,9 @@ int output_normal(FILE *f, const struct report *r, unsigned nr);
 int output_json(FILE *f, const struct report *r, unsigned nr, const struct bench_cfg *cfg,
                 time_t when, uint64_t elapsed_ns);
 
+/* fio's terse version 3 lines; 0, or -ENOMEM. */
+int output_terse(FILE *f, const struct report *r, unsigned nr);
+
 /* fio's num2str: at most four significant characters and a unit prefix. */
 void fmt_num(char *buf, size_t len, double v, bool pow2);
 

@@ -58,9 +58,9 @@ static inline unsigned plan_budget(struct job *j, unsigned n)
 #define DEFINE_PLANNER(fn, step)                                            \
 	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n) \
 	{                                                                   \
-		struct offset_gen *gen = &j->gen[j->ddir];                  \
+		struct offset_gen *gen = &j->files->gen[j->ddir];           \
 		struct io_unit **free = j->free + j->nr_free;               \
-		uint64_t base = j->region_start, bs = j->bs[j->ddir];       \
+		uint64_t base = j->files->start, bs = j->bs[j->ddir];       \
 		unsigned i = 0;                                             \
                                                                             \
 		n = plan_budget(j, n);                                      \
@@ -91,16 +91,49 @@ DEFINE_PLANNER(plan_seq, gen_seq_step)
 DEFINE_PLANNER(plan_perm, gen_perm_step)
 DEFINE_PLANNER(plan_random, gen_random_step)
 
-static uint64_t gen_next(struct job *j, unsigned d)
+static uint64_t gen_next(struct job *j, struct job_file *f, unsigned d)
 {
 	switch (j->gen_kind) {
 	case GEN_SEQ:
-		return gen_seq(&j->gen[d]);
+		return gen_seq(&f->gen[d]);
 	case GEN_PERM:
-		return gen_perm(&j->gen[d]);
+		return gen_perm(&f->gen[d]);
 	default:
-		return gen_random(&j->gen[d]);
+		return gen_random(&f->gen[d]);
 	}
+}
+
+/* fio's file_service_type: the next file once the current one has had its
+ * I/Os, or is done (`done`). */
+static void next_file(struct job *j, bool done)
+{
+	const struct job_opts *o = j->o;
+
+	if (o->file_service.type == FILE_SERVICE_RANDOM && !done)
+		j->cur_file = (unsigned)rng_below(&j->mix_rng, j->nr_files);
+	else if (o->file_service.type != FILE_SERVICE_SEQUENTIAL || done)
+		j->cur_file = (j->cur_file + 1) % j->nr_files;
+	j->file_ios_left =
+	    o->file_service.type == FILE_SERVICE_SEQUENTIAL ? UINT32_MAX : o->file_service.nr;
+}
+
+/* The file of the next I/O of bs bytes, or NULL when every file's region
+ * is done. */
+static struct job_file *pick_file(struct job *j, uint64_t bs)
+{
+	for (unsigned tried = 0; tried <= j->nr_files; tried++) {
+		struct job_file *f;
+
+		if (!j->file_ios_left)
+			next_file(j, false);
+		f = &j->files[j->cur_file];
+		if (f->bytes_left >= bs) {
+			j->file_ios_left--;
+			return f;
+		}
+		next_file(j, true);
+	}
+	return NULL;
 }
 
 static unsigned pick_ddir(struct job *j)
@@ -113,22 +146,27 @@ static unsigned pick_ddir(struct job *j)
 /* One I/O of the general planner; false when the job's bytes are done. */
 static bool plan_one(struct job *j, struct io_unit *io)
 {
+	struct job_file *f;
 	unsigned d;
 
 	if (j->sync_due) {
+		/* The flush goes to the file written last. */
 		j->sync_due = false;
+		io->file = (uint16_t)j->cur_file;
 		io->ddir = DDIR_SYNC;
 		io->len = 0;
 		io->offset = 0;
 		return true;
 	}
 	d = pick_ddir(j);
-	if (j->bytes_left < j->bs[d])
+	f = pick_file(j, j->bs[d]);
+	if (!f)
 		return false;
-	j->bytes_left -= j->bs[d];
+	f->bytes_left -= j->bs[d];
+	io->file = (uint16_t)(f - j->files);
 	io->ddir = (uint8_t)d;
 	io->len = j->bs[d];
-	io->offset = j->region_start + gen_next(j, d) * j->bs[d];
+	io->offset = f->start + gen_next(j, f, d) * j->bs[d];
 	if (d == DDIR_WRITE && j->o->fsync && ++j->writes_since_sync == j->o->fsync) {
 		j->writes_since_sync = 0;
 		j->sync_due = true;
@@ -167,13 +205,19 @@ void plan_setup(struct job *j, uint64_t seed)
 	j->ddirs = m->ddirs;
 	j->ddir = (unsigned)__builtin_ctz(m->ddirs);
 	j->gen_kind = !m->random ? GEN_SEQ : j->o->norandommap ? GEN_RANDOM : GEN_PERM;
-	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		j->bs[d] = (uint32_t)j->o->bs[d];
-		gen_init(&j->gen[d], j->gen_kind, j->region_len / j->bs[d],
-		         job_seed(seed, j->number, d));
-	}
+	/* Streams 0..BENCH_DDIR_NR: the first file's and the mix's, as with
+	 * one file; other files take streams of their own after them. */
+	for (unsigned k = 0; k < j->nr_files; k++)
+		for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
+			gen_init(&j->files[k].gen[d], j->gen_kind, j->files[k].len / j->bs[d],
+			         job_seed(seed, j->number, k * (BENCH_DDIR_NR + 1) + d));
 	j->mix_rng = job_seed(seed, j->number, BENCH_DDIR_NR);
-	j->single = single && !j->o->fsync;
+	j->cur_file = 0;
+	j->file_ios_left =
+	    j->o->file_service.type == FILE_SERVICE_SEQUENTIAL ? UINT32_MAX : j->o->file_service.nr;
+	j->single = single && !j->o->fsync && j->nr_files == 1;
 	if (j->single) {
 		j->plan = j->gen_kind == GEN_SEQ    ? plan_seq
 		          : j->gen_kind == GEN_PERM ? plan_perm

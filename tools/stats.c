@@ -209,6 +209,15 @@ bool report_dir_used(const struct report *r, unsigned ddir)
 	return (rw_modes[r->def->o.rw].ddirs & (1U << ddir)) || r->st->dir[ddir].ios;
 }
 
+void report_cpu(const struct report *r, double *usr, double *sys)
+{
+	const struct job_stats *st = r->st;
+	double run = (double)(st->runtime_ns + st->verify_ns) * r->nr_jobs;
+
+	*usr = run > 0 ? 100.0 * (double)st->usr_ns / run : 0.0;
+	*sys = run > 0 ? 100.0 * (double)st->sys_ns / run : 0.0;
+}
+
 /* As fio: a verify phase's time is read time, and only read time. */
 uint64_t report_runtime_ns(const struct report *r, unsigned ddir)
 {
@@ -222,9 +231,10 @@ uint64_t report_runtime_ns(const struct report *r, unsigned ddir)
 	       ((rw_modes[r->def->o.rw].ddirs & (1U << DDIR_READ)) ? st->runtime_ns : 0);
 }
 
+/* fio's: whole microseconds, rounded up to milliseconds. */
 uint64_t report_runtime_ms(const struct report *r, unsigned ddir)
 {
-	return (report_runtime_ns(r, ddir) + 500000) / 1000000;
+	return (report_runtime_ns(r, ddir) / 1000 + 999) / 1000;
 }
 
 double report_iops(const struct report *r, unsigned ddir)

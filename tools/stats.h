@@ -151,6 +151,8 @@ double report_iops(const struct report *r, unsigned ddir);
 uint64_t report_bw_bytes(const struct report *r, unsigned ddir);
 uint64_t report_runtime_ms(const struct report *r, unsigned ddir);
 bool report_dir_used(const struct report *r, unsigned ddir);
+/* User and system CPU, percent of the report's jobs' runtime. */
+void report_cpu(const struct report *r, double *usr, double *sys);
 
 /* A group's totals for the "Run status group" lines. */
 struct group_summary {

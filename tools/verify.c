@@ -107,7 +107,7 @@ static void verify_error(struct job *j, const char *msg)
 	j->st->total_err++;
 	if (!j->st->first_error)
 		j->st->first_error = EILSEQ;
-	snprintf(what, sizeof(what), "%s on %s", msg, j->o->filename);
+	snprintf(what, sizeof(what), "%s on %s", msg, j->files[0].name);
 	if (j->o->continue_on_error & COE_VERIFY)
 		fprintf(stderr, "blkring: job '%s': %s\n", j->o->name, what);
 	else
@@ -122,7 +122,7 @@ static void verify_ended_one(struct job *j, struct io_unit *io)
 	if (io->failed)
 		return;
 	if (io->ddir == DDIR_WRITE && v->written) {
-		uint64_t b = (io->offset - j->region_start) / io->len;
+		uint64_t b = (io->offset - j->files[0].start) / io->len;
 
 		v->written[b / 64] |= 1ULL << (b % 64);
 	} else if (io->ddir == DDIR_READ && v->check_reads &&
@@ -191,7 +191,7 @@ int verify_setup(struct job *j)
 	/* fio checks the reads of jobs that do not write. */
 	v->check_reads = !writes;
 	if (writes && j->o->do_verify) {
-		v->nr_blocks = j->region_len / j->bs[DDIR_WRITE];
+		v->nr_blocks = j->files[0].len / j->bs[DDIR_WRITE];
 		v->written = calloc((v->nr_blocks + 63) / 64, sizeof(uint64_t));
 		if (!v->written) {
 			free(v);
@@ -242,7 +242,7 @@ static unsigned plan_verify(struct job *j, struct io_unit **ios, unsigned n)
 		io = j->free[--j->nr_free];
 		io->ddir = DDIR_READ;
 		io->len = bs;
-		io->offset = j->region_start + b * bs;
+		io->offset = j->files[0].start + b * bs;
 		ios[i] = io;
 	}
 	return i;
