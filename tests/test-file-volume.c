@@ -227,7 +227,7 @@ static void test_reload_drops_leg(void)
 	CHECK_EQ(atomic_load(&a->refs), 0);
 	CHECK_EQ(a->pins, 1);
 	CHECK_EQ(blkring_wait_cqes(&ring, &cqe, 1, &ts, NULL), -ETIME); /* a sleep, no I/O */
-	CHECK(!ring_has_queue(&ring, a));                         /* let go, and the device freed */
+	CHECK(!ring_has_queue(&ring, a)); /* let go, and the device freed */
 	CHECK(ring_queue_for(&ring, b)->primary);
 	ring_io(&ring, false, buf, 0);
 	CHECK(tf_check_pattern(buf, IO, 512 << 10, 54));

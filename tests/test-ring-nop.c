@@ -123,9 +123,9 @@ static void nop_bad_opcode_and_flags(void)
 	}
 	/* SQE flag bits blkring does not know (BUFFER_SELECT, bit 7). */
 	for (unsigned bit = 0; bit < 8; bit++) {
-		if ((1U << bit) & (BLKRING_SQE_FIXED_FILE | BLKRING_SQE_IO_DRAIN |
-		                   BLKRING_SQE_IO_LINK | BLKRING_SQE_IO_HARDLINK |
-		                   BLKRING_SQE_ASYNC | BLKRING_SQE_CQE_SKIP_SUCCESS))
+		if ((1U << bit) &
+		    (BLKRING_SQE_FIXED_FILE | BLKRING_SQE_IO_DRAIN | BLKRING_SQE_IO_LINK |
+		     BLKRING_SQE_IO_HARDLINK | BLKRING_SQE_ASYNC | BLKRING_SQE_CQE_SKIP_SUCCESS))
 			continue;
 		sqe = ring_sqe(&ring);
 		blkring_prep_nop(sqe);

@@ -18,9 +18,12 @@ static const struct {
 	unsigned bit;
 	const char *name;
 } features[] = {
-    {BLKRING_FEAT_FLUSH, "flush"},     {BLKRING_FEAT_FUA, "fua"},
-    {BLKRING_FEAT_DISCARD, "discard"}, {BLKRING_FEAT_WRITE_ZEROES, "write_zeroes"},
-    {BLKRING_FEAT_POLL, "poll"},       {BLKRING_FEAT_KERNEL_POLL, "kernel_poll"},
+    {BLKRING_FEAT_FLUSH, "flush"},
+    {BLKRING_FEAT_FUA, "fua"},
+    {BLKRING_FEAT_DISCARD, "discard"},
+    {BLKRING_FEAT_WRITE_ZEROES, "write_zeroes"},
+    {BLKRING_FEAT_POLL, "poll"},
+    {BLKRING_FEAT_KERNEL_POLL, "kernel_poll"},
     {BLKRING_FEAT_MULTI_CONN, "multi_conn"},
 };
 
