@@ -173,14 +173,6 @@ void ring_fake_ring(struct blkring *ring, unsigned entries, struct fake_dev *fak
 	CHECK_EQ(blkring_register_devices(ring, &fake->dev, 1), 0);
 }
 
-struct blkring_sqe *ring_sqe(struct blkring *ring)
-{
-	struct blkring_sqe *sqe = blkring_get_sqe(ring);
-
-	CHECK(sqe);
-	return sqe;
-}
-
 struct blkring_cqe ring_reap(struct blkring *ring)
 {
 	struct blkring_cqe *cqe, copy;

@@ -66,8 +66,6 @@ struct fake_bio_record ring_fake_record(struct fake_dev *fake, unsigned i);
 /* A ring of `entries` with the fake registered at index 0. */
 void ring_fake_ring(struct blkring *ring, unsigned entries, struct fake_dev *fake);
 
-/* An SQE, or the test fails. */
-struct blkring_sqe *ring_sqe(struct blkring *ring);
 /* Waits for the oldest CQE, consumes it and returns a copy. */
 struct blkring_cqe ring_reap(struct blkring *ring);
 

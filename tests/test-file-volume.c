@@ -44,7 +44,7 @@ static void ring_reap(struct blkring *ring, int len)
 
 static void ring_submit_io(struct blkring *ring, bool write, char *buf, uint64_t off)
 {
-	struct blkring_sqe *sqe = blkring_get_sqe(ring);
+	struct blkring_sqe *sqe = ring_sqe(ring);
 
 	CHECK(sqe);
 	if (write)
@@ -334,7 +334,7 @@ static void *reload_reader(void *arg)
 	while (!atomic_load(&reload_stop) || rounds < 10) {
 		for (int i = 0; i < RING_DEPTH; i++) {
 			seed = seed * 1103515245 + 12345;
-			blkring_prep_read(blkring_get_sqe(&ring), 0, buf + i * 4096, 4096,
+			blkring_prep_read(ring_sqe(&ring), 0, buf + i * 4096, 4096,
 			                  (uint64_t)(seed % 256) * 4096);
 		}
 		CHECK_EQ(blkring_submit(&ring), RING_DEPTH);

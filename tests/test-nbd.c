@@ -426,7 +426,7 @@ static int nt_ring_one(struct blkring *ring)
 static int nt_ring_rw(struct blkring *ring, bool write, void *buf, unsigned len, uint64_t off,
                       unsigned rw_flags)
 {
-	struct blkring_sqe *sqe = blkring_get_sqe(ring);
+	struct blkring_sqe *sqe = ring_sqe(ring);
 
 	if (write)
 		blkring_prep_write(sqe, 0, buf, len, off);
@@ -558,7 +558,7 @@ static void test_ring_ops(void)
 	CHECK_EQ(nt_ring_rw(&ring, false, out, 65536, base, 0), 65536);
 	CHECK(nt_pattern_ok(out, 65536, base, 1));
 
-	sqe = blkring_get_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_fsync(sqe, 0, 0);
 	CHECK_EQ(nt_ring_one(&ring), 0);
 
@@ -567,23 +567,23 @@ static void test_ring_ops(void)
 	iov[1] = (struct iovec){out + 1000, 3096};
 	iov[2] = (struct iovec){out + 4096, 61440};
 	nt_fill(out, 65536, base + 65536, 2);
-	sqe = blkring_get_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_writev(sqe, 0, iov, 3, base + 65536);
 	CHECK_EQ(nt_ring_one(&ring), 65536);
 	memset(out, 0, 65536);
-	sqe = blkring_get_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_readv(sqe, 0, iov, 3, base + 65536);
 	CHECK_EQ(nt_ring_one(&ring), 65536);
 	CHECK(nt_pattern_ok(out, 65536, base + 65536, 2));
 
 	/* Discard and zeroes read back as zeroes on nbdkit's memory. */
-	sqe = blkring_get_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_cmd_discard(sqe, 0, base, 16384);
 	CHECK_EQ(nt_ring_one(&ring), 0);
 	static const unsigned zflags[] = {0, BLKRING_ZERO_NOUNMAP, BLKRING_ZERO_NOFALLBACK,
 	                                  BLKRING_ZERO_NOUNMAP | BLKRING_ZERO_NOFALLBACK};
 	for (unsigned i = 0; i < ARRAY_LEN(zflags); i++) {
-		sqe = blkring_get_sqe(&ring);
+		sqe = ring_sqe(&ring);
 		blkring_prep_cmd_write_zeroes(sqe, 0, base + 16384 + i * 8192, 8192, zflags[i]);
 		CHECK_EQ(nt_ring_one(&ring), 0);
 	}
@@ -750,13 +750,13 @@ static void test_vectored_bounce(void)
 	memcpy(a, flat, 2048);
 	memcpy(b, flat + 2048, 6144);
 	from = nt_log_end();
-	sqe = blkring_get_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_writev(sqe, 0, iov, 2, 65536);
 	CHECK_EQ(nt_ring_one(&ring), 8192);
 	CHECK_EQ(nt_log_count(from, "Write", "count=0x2000"), 1);
 	memset(a, 0, 8192);
 	memset(b, 0, 8192);
-	sqe = blkring_get_sqe(&ring);
+	sqe = ring_sqe(&ring);
 	blkring_prep_readv(sqe, 0, iov, 2, 65536);
 	CHECK_EQ(nt_ring_one(&ring), 8192);
 	CHECK(!memcmp(a, flat, 2048) && !memcmp(b, flat + 2048, 6144));
@@ -781,7 +781,7 @@ static void nt_ring_batch(struct blkring *ring, uint64_t base, unsigned n, unsig
 		if (pass)
 			memset(buf, 0, (size_t)n * bs);
 		for (unsigned i = 0; i < n; i++) {
-			struct blkring_sqe *sqe = blkring_get_sqe(ring);
+			struct blkring_sqe *sqe = ring_sqe(ring);
 
 			CHECK(sqe);
 			if (pass)
@@ -937,7 +937,7 @@ static void *nt_load_thread(void *p)
 	memset(buf, 0x3c, 16 * 4096);
 	while (!atomic_load(&a->stop)) {
 		for (unsigned i = 0; i < 16; i++)
-			blkring_prep_write(blkring_get_sqe(&ring), 0, buf + i * 4096, 4096,
+			blkring_prep_write(ring_sqe(&ring), 0, buf + i * 4096, 4096,
 			                   ((n * 16 + i) * 4096) % (16 * MiB));
 		CHECK_EQ(blkring_submit(&ring), 16);
 		for (unsigned i = 0; i < 16; i++)
@@ -1089,7 +1089,7 @@ static void test_bad_specs(void)
 static void nt_submit_mixed(struct blkring *ring, char *buf, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct blkring_sqe *sqe = blkring_get_sqe(ring);
+		struct blkring_sqe *sqe = ring_sqe(ring);
 
 		if (i == n - 1)
 			blkring_prep_fsync(sqe, 0, 0);
@@ -1118,7 +1118,7 @@ static void nt_all_fail(struct blkring *ring, unsigned n, unsigned ms)
 static void nt_submit_polled(struct blkring *pring, char *buf, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct blkring_sqe *sqe = blkring_get_sqe(pring);
+		struct blkring_sqe *sqe = ring_sqe(pring);
 
 		blkring_prep_read(sqe, 0, buf + i * 4096, 4096, MiB + i * 4096);
 		sqe->user_data = i;

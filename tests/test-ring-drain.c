@@ -166,6 +166,35 @@ static void drain_failed_prep_keeps_order(void)
 	ring_fake_destroy(fake);
 }
 
+/* A drained chain with a member that fails prep never starts, so it
+ * drains nothing: it ends at once and later requests do not wait. */
+static void drain_failed_chain_drains_nothing(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_HOLD);
+	struct blkring ring;
+	struct blkring_cqe cqe;
+
+	ring_fake_ring(&ring, 8, fake);
+	drain_sqe(&ring, BLKRING_OP_READ, 0, 0);
+	drain_sqe(&ring, BLKRING_OP_NOP, 1, BLKRING_SQE_IO_DRAIN | BLKRING_SQE_IO_LINK);
+	drain_sqe(&ring, BLKRING_OP_NOP, 2, 0);
+	ring.sq.sqes[2].opcode = 200;
+	drain_sqe(&ring, BLKRING_OP_NOP, 3, 0);
+	CHECK_EQ(blkring_submit(&ring), 4);
+	cqe = ring_reap(&ring);
+	CHECK_EQ(cqe.user_data, 1);
+	CHECK_EQ(cqe.res, -ECANCELED);
+	cqe = ring_reap(&ring);
+	CHECK_EQ(cqe.user_data, 2);
+	CHECK_EQ(cqe.res, -EINVAL);
+	expect(&ring, 3);
+	expect_none(&ring);
+	ring_fake_end_from_thread(fake, 1, 0);
+	expect(&ring, 0);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -174,6 +203,7 @@ int main(int argc, char **argv)
 	    {"ring-drain-two-barriers", drain_two_barriers, 0},
 	    {"ring-drain-on-chain", drain_on_chain, 0},
 	    {"ring-drain-failed-prep-keeps-order", drain_failed_prep_keeps_order, 0},
+	    {"ring-drain-failed-chain-drains-nothing", drain_failed_chain_drains_nothing, 0},
 	    {NULL, NULL, 0},
 	};
 

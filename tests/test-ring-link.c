@@ -193,6 +193,26 @@ static void link_prep_failure_fails_chain(void)
 	ring_fake_destroy(fake);
 }
 
+/* Hard links do not carry a chain past a member that failed prep: none of
+ * it runs (io_uring turns them into soft links). */
+static void link_prep_failure_beats_hardlink(void)
+{
+	struct fake_dev *fake = ring_fake_create(FAKE_INLINE);
+	struct blkring ring;
+
+	ring_fake_ring(&ring, 8, fake);
+	link_read(&ring, 0, 0, BLKRING_SQE_IO_HARDLINK);
+	link_read(&ring, 0, 1, BLKRING_SQE_IO_HARDLINK);
+	link_read(&ring, 5, 2, 0); /* no device 5 */
+	CHECK_EQ(blkring_submit(&ring), 3);
+	expect(&ring, 0, -ECANCELED);
+	expect(&ring, 1, -ECANCELED);
+	expect(&ring, 2, -EBADF);
+	CHECK_EQ(ring_fake_submitted(fake), 0);
+	blkring_queue_exit(&ring);
+	ring_fake_destroy(fake);
+}
+
 /* The last SQE of a submit carries IO_LINK: the chain runs as it stands. */
 static void link_open_at_end(void)
 {
@@ -262,6 +282,7 @@ int main(int argc, char **argv)
 	    {"ring-link-skip-success", link_skip_success, 0},
 	    {"ring-link-issue-error-cancels-rest", link_issue_error_cancels_rest, 0},
 	    {"ring-link-prep-failure-fails-chain", link_prep_failure_fails_chain, 0},
+	    {"ring-link-prep-failure-beats-hardlink", link_prep_failure_beats_hardlink, 0},
 	    {"ring-link-open-at-end", link_open_at_end, 0},
 	    {"ring-link-long-chain", link_long_chain, 0},
 	    {"ring-link-async-member", link_async_member, 0},

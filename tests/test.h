@@ -54,6 +54,15 @@ int test_main(const struct test_case *cases, int argc, char **argv);
 		exit(TEST_SKIP_EXIT);         \
 	} while (0)
 
+/* The next SQE of a ring that must have one. */
+static inline struct blkring_sqe *ring_sqe(struct blkring *ring)
+{
+	struct blkring_sqe *sqe = blkring_get_sqe(ring);
+
+	CHECK(sqe);
+	return sqe;
+}
+
 /* Opens a device or fails the test with the library's message. */
 struct blkring_dev *test_open(const char *spec);
 /* The same for a volume built from table text (base_dir: NULL for the cwd). */

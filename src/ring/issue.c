@@ -63,6 +63,9 @@ static inline void req_issue_now(struct blkring__ctx *ctx, struct blkring_req *r
 	int ret;
 
 	if (unlikely(req->flags & REQ_F_FAIL)) {
+		/* As io_uring: a chain that failed prep runs none of its
+		 * members, hard links included. */
+		req->sqe_flags &= ~BLKRING_SQE_IO_HARDLINK;
 		blkring__req_post(ctx, req, req->result);
 		return;
 	}
@@ -140,8 +143,12 @@ static void defer_unit(struct blkring__ctx *ctx, struct blkring_req *head)
 	ctx->defer_tail = head;
 }
 
+/* A unit that failed prep drains nothing (io_uring's rule); behind an
+ * active drain it waits as any does, so CQEs keep their order. */
 static inline void queue_unit(struct blkring__ctx *ctx, struct blkring_req *head)
 {
+	if (unlikely(head->flags & REQ_F_FAIL))
+		head->flags &= ~REQ_F_DRAIN;
 	if (likely(!(head->flags & REQ_F_DRAIN) && !ctx->drain_active))
 		req_issue(ctx, head);
 	else

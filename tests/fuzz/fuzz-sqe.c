@@ -266,14 +266,23 @@ static int64_t expect_cmd(const struct state *st, const struct blkring_sqe *s)
 	return range_ok(st, s->fd, s->addr, s->addr3, true) ? 0 : -1;
 }
 
+static bool timeout_flags_ok(uint32_t f)
+{
+	const uint32_t clocks = BLKRING_TIMEOUT_BOOTTIME | BLKRING_TIMEOUT_REALTIME;
+
+	return !(f & ~(BLKRING_TIMEOUT_ABS | clocks)) && (f & clocks) != clocks;
+}
+
 static int64_t expect_of(const struct state *st, const struct blkring_sqe *s,
                          const struct iovec *iov)
 {
 	if (s->flags & ~(BLKRING_SQE_FIXED_FILE | BLKRING_SQE_IO_DRAIN | BLKRING_SQE_IO_LINK |
 	                 BLKRING_SQE_IO_HARDLINK | BLKRING_SQE_ASYNC))
 		return -1;
-	if (s->opcode == BLKRING_OP_NOP || s->opcode == BLKRING_OP_TIMEOUT)
-		return 0; /* a timeout whose count came first */
+	if (s->opcode == BLKRING_OP_NOP)
+		return 0;
+	if (s->opcode == BLKRING_OP_TIMEOUT)
+		return timeout_flags_ok(s->timeout_flags) ? 0 : -1; /* its count came first */
 	if (!st->registered || !slot_ok(s->fd))
 		return -1;
 	switch (s->opcode) {
@@ -855,7 +864,7 @@ static void check_drain(const struct state *st, uint32_t first, uint32_t last)
 static void check_results(const struct state *st)
 {
 	uint32_t first = 0;
-	bool drain = false;
+	bool drain = false, passes = true;
 
 	for (uint32_t i = 0; i < st->nr; i++) {
 		const struct sqe_meta *m = &st->meta[i];
@@ -865,16 +874,19 @@ static void check_results(const struct state *st)
 			          (long long)m->expect);
 		if (m->res < 0 && m->res <= -4096)
 			STATE_BUG(st, "SQE %u answered %d", i, m->res);
-		/* One that fails its checks at submission never starts, so it
-		 * drains nothing (io_uring's rule); expect >= 0 means it passes. */
-		drain |= (m->sqe.flags & BLKRING_SQE_IO_DRAIN) && m->expect >= 0;
+		/* A chain with a member that fails its checks at submission
+		 * never starts, so it drains nothing (io_uring's rule); expect
+		 * >= 0 means the member passes them. */
+		drain |= m->sqe.flags & BLKRING_SQE_IO_DRAIN;
+		passes &= m->expect >= 0;
 		if (!m->chain_end)
 			continue;
 		check_chain(st, first, i);
-		if (drain)
+		if (drain && passes)
 			check_drain(st, first, i);
 		first = i + 1;
 		drain = false;
+		passes = true;
 	}
 }
 
