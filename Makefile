@@ -50,11 +50,30 @@ TESTS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
 EXAMPLES := $(EXAMPLE_SRCS:examples/%.c=$(O)/examples/%)
 BENCHES := $(BENCH_SRCS:bench/%.c=$(O)/bench/%)
 
+# Programs linked with the static library export the module interface
+# (BLKRING__MODULE_API in src/lib/compiler.h), which loaded modules call.
+EXE_LDFLAGS := -Wl,--export-dynamic-symbol='blkring__*'
+
+# Drivers built as modules (src/drivers/modules/TYPE.c), each where its
+# libraries are installed: $(O)/blkring-modules/TYPE.so, loaded by the
+# registry on the first open of TYPE; installed in PREFIX/lib/blkring-modules.
+MODULE_DIR := $(O)/blkring-modules
+MODULE_LIBS_rbd := -lrbd -lrados
+MODULES := $(if $(wildcard /usr/include/rbd/librbd.h),$(MODULE_DIR)/rbd.so)
+$(O)/obj/src/drivers/registry.o: CFLAGS += \
+	-DBLKRING_MODULE_DEFAULT_DIR='"$(PREFIX)/lib/blkring-modules"'
+$(O)/obj/src/drivers/modules/%.o: CFLAGS += -fvisibility=hidden
+# Its calls into the library stay undefined: they bind to the copy that
+# loads it, never to a second one.
+$(MODULE_DIR)/%.so: $(O)/obj/src/drivers/modules/%.o
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS) -o $@ $< $(MODULE_LIBS_$*)
+
 STATIC := $(O)/libblkring.a
 SHARED := $(O)/libblkring.so.$(VERSION)
 TOOL := $(O)/blkring
 
-all: $(STATIC) $(SHARED) $(TOOL) $(EXAMPLES) $(BENCHES)
+all: $(STATIC) $(SHARED) $(TOOL) $(EXAMPLES) $(BENCHES) $(MODULES)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -87,7 +106,7 @@ $(O)/man/.stamp: docs/API.md include/blkring.h scripts/gen-man.py
 man: $(O)/man/.stamp
 
 $(TOOL): $(TOOL_OBJS) $(STATIC)
-	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC) $(LDLIBS)
 
 # The nbdkit plugin (plugins/nbdkit/): a client of the public API as the
 # command is, linked against libblkring.so alone, which it finds beside
@@ -110,13 +129,13 @@ endif
 
 $(O)/tests/%: $(O)/obj/tests/%.o $(TEST_LIB_OBJS) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(STATIC) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(STATIC) $(LDLIBS)
 
 # Tool unit tests (tests/test-tool-*.c) link the tool's objects, all but main.
 TOOL_LIB_OBJS := $(filter-out $(O)/obj/tools/main.o,$(TOOL_OBJS))
 $(O)/tests/test-tool-%: $(O)/obj/tests/test-tool-%.o $(TEST_LIB_OBJS) $(TOOL_LIB_OBJS) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(TOOL_LIB_OBJS) $(STATIC) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(TOOL_LIB_OBJS) $(STATIC) $(LDLIBS)
 
 $(O)/examples/%: $(O)/obj/examples/%.o $(STATIC)
 	@mkdir -p $(dir $@)
@@ -126,7 +145,7 @@ $(O)/bench/%: $(O)/obj/bench/%.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
-tests: $(TESTS) $(TOOL)
+tests: $(TESTS) $(TOOL) $(MODULES)
 
 # Sanitizer builds live in their own trees so objects never mix.
 build-asan:
@@ -167,6 +186,7 @@ install: all man
 	install -m 644 $(O)/man/*.3 $(MANDIR)/man3/
 	install -m 644 $(O)/man/*.7 $(MANDIR)/man7/
 	$(if $(NBDKIT_PLUGINDIR),install -D -m 755 $(NBDKIT_PLUGIN) $(DESTDIR)$(PREFIX)/$(PLUGIN_REL)/nbdkit-blkring-plugin.so)
+	$(if $(MODULES),install -D -m 755 -t $(LIBDIR)/blkring-modules $(MODULES))
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/blkring.h $(LIBDIR)/libblkring.a \
@@ -174,6 +194,7 @@ uninstall:
 		$(LIBDIR)/libblkring.so.$(VERSION) $(LIBDIR)/pkgconfig/blkring.pc \
 		$(DESTDIR)$(PREFIX)/bin/blkring $(MANDIR)/man7/blkring.7 $(MANDIR)/man3/blkring_*.3
 	$(if $(NBDKIT_PLUGINDIR),rm -f $(DESTDIR)$(PREFIX)/$(PLUGIN_REL)/nbdkit-blkring-plugin.so)
+	rm -rf $(LIBDIR)/blkring-modules
 
 format:
 	clang-format -i $(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS) $(TEST_LIB_SRCS) $(EXAMPLE_SRCS) \

@@ -276,7 +276,8 @@ struct blkring_dev {
 /* ---- counters (dev.c) ---- */
 
 /* Counts one finished I/O of op on the calling thread's shard. */
-void blkring__dev_account(struct blkring_dev *dev, unsigned op, uint64_t bytes, int status);
+BLKRING__MODULE_API void blkring__dev_account(struct blkring_dev *dev, unsigned op, uint64_t bytes,
+                                              int status);
 
 /*
  * The calling thread's own counter shard, or a value at or above
@@ -284,7 +285,8 @@ void blkring__dev_account(struct blkring_dev *dev, unsigned op, uint64_t bytes, 
  * (dev.c).  initial-exec: a plain %fs-relative load.
  */
 #define BLKRING_STATS_SHARED (BLKRING_STATS_SHARDS - 1)
-extern _Thread_local unsigned blkring__stats_shard __attribute__((tls_model("initial-exec")));
+BLKRING__MODULE_API extern _Thread_local unsigned blkring__stats_shard
+    __attribute__((tls_model("initial-exec")));
 
 /* A successful I/O on the thread's own shard: two plain adds, no lock
  * prefix, since no other thread writes that shard. */
@@ -365,7 +367,7 @@ void blkring__bio_clone_window(struct blkring_bio *dst, const struct blkring_bio
                                uint64_t skip);
 
 /* The general end (bio.c): errors, chained children and their parents. */
-void blkring__bio_endio_slow(struct blkring_bio *bio, int status);
+BLKRING__MODULE_API void blkring__bio_endio_slow(struct blkring_bio *bio, int status);
 
 /*
  * Ends a bio: records status (first error wins), counts it, runs end_io,
@@ -453,12 +455,13 @@ int blkring__blkdev_uring_cmd(const struct blkring_sqe *sqe, struct blkring_bio 
 
 /* ---- hardware queues and tags (blk-mq.c) ---- */
 
-int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw, unsigned nr_poll, unsigned depth);
+BLKRING__MODULE_API int blkring__hctxs_init(struct blkring_dev *dev, unsigned nr_hw,
+                                            unsigned nr_poll, unsigned depth);
 void blkring__hctxs_exit(struct blkring_dev *dev);
 /* The slow halves of the tag calls below: tags out, or bios waiting.  The
  * put half runs after the tag was freed. */
 int blkring__hctx_get_tag_slow(struct blkring_hctx *hctx, struct blkring_bio *bio);
-struct blkring_bio *blkring__hctx_put_tag_slow(struct blkring_hctx *hctx);
+BLKRING__MODULE_API struct blkring_bio *blkring__hctx_put_tag_slow(struct blkring_hctx *hctx);
 
 /* Picks the default or poll map queue for a bio. */
 static inline struct blkring_hctx *blkring__map_queue(struct blkring_dev *dev,
@@ -523,7 +526,8 @@ static inline void blkring__plug_finish(struct blkring_plug *plug)
 /* Takes a tag as blkring__hctx_get_tag() does; in a ring's submit batch,
  * the first bio to a queue takes tags for the batch's other bios too, when
  * no bio waits.  The device needs ops->start_tagged. */
-int blkring__hctx_get_tag_plugged(struct blkring_hctx *hctx, struct blkring_bio *bio);
+BLKRING__MODULE_API int blkring__hctx_get_tag_plugged(struct blkring_hctx *hctx,
+                                                      struct blkring_bio *bio);
 
 /* Frees a tag; returns a waiting bio that now owns it, or NULL.  The
  * decrement and the read of nr_waiting are the putter's half of the
@@ -552,7 +556,7 @@ static inline void blkring__hctx_unlock_poll(struct blkring_hctx *hctx)
 /* ---- devices (dev.c) ---- */
 
 /* Allocates a device with the defaults; the driver fills the rest. */
-struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops);
+BLKRING__MODULE_API struct blkring_dev *blkring__dev_alloc(const struct blkring_dev_ops *ops);
 void blkring__dev_free(struct blkring_dev *dev);
 /* Takes another open reference (a volume holding its legs); a holder drops
  * it with blkring__dev_put(), which cannot fail: its own I/O has ended, and
@@ -600,14 +604,15 @@ int blkring__spec_parse(const char *text, struct blkring_spec *spec);
 void blkring__spec_free(struct blkring_spec *spec);
 /* Typed getters: 0 and *out left alone when absent; -EINVAL with a message
  * naming the key and the accepted values when malformed. */
-int blkring__spec_u64(struct blkring_spec *spec, const char *key, uint64_t *out);
+BLKRING__MODULE_API int blkring__spec_u64(struct blkring_spec *spec, const char *key,
+                                          uint64_t *out);
 int blkring__spec_size(struct blkring_spec *spec, const char *key, uint64_t *out);
-int blkring__spec_bool(struct blkring_spec *spec, const char *key, bool *out);
-int blkring__spec_choice(struct blkring_spec *spec, const char *key, const char *const *choices,
-                         unsigned *out);
-const char *blkring__spec_str(struct blkring_spec *spec, const char *key);
+BLKRING__MODULE_API int blkring__spec_bool(struct blkring_spec *spec, const char *key, bool *out);
+BLKRING__MODULE_API int blkring__spec_choice(struct blkring_spec *spec, const char *key,
+                                             const char *const *choices, unsigned *out);
+BLKRING__MODULE_API const char *blkring__spec_str(struct blkring_spec *spec, const char *key);
 /* -EINVAL naming the first key no getter asked for, and listing `known`. */
-int blkring__spec_check_unused(struct blkring_spec *spec, const char *known);
+BLKRING__MODULE_API int blkring__spec_check_unused(struct blkring_spec *spec, const char *known);
 
 /* A driver: one per spec TYPE, listed in src/drivers/registry.c. */
 struct blkring_driver {
@@ -625,6 +630,9 @@ const struct blkring_driver *blkring__driver_find(const char *type);
 const struct blkring_driver *blkring__driver_claim(const char *text);
 /* A separately loaded driver adds itself: -EEXIST when its type is taken. */
 int blkring__driver_register(const struct blkring_driver *drv);
+/* Loads the module that provides type: -ENOENT (no message) when none
+ * does, another negative errno with a message when it cannot be loaded. */
+int blkring__driver_load(const char *type, const struct blkring_driver **drvp);
 /* "null, file, ...", for messages. */
 void blkring__driver_types(char *buf, size_t size);
 

@@ -148,8 +148,12 @@ static int parse(const char *text, struct blkring_spec *spec)
 		return blkring__error(-EINVAL, "'%s': no device type before ':'", text);
 	if (!spec->drv)
 		spec->drv = blkring__driver_find(spec->type);
-	if (!spec->drv)
-		return unknown_type(spec);
+	if (!spec->drv) {
+		int ret = blkring__driver_load(spec->type, &spec->drv);
+
+		if (ret)
+			return ret == -ENOENT ? unknown_type(spec) : ret;
+	}
 	return parse_items(spec, rest);
 }
 

@@ -6,13 +6,17 @@
  * loaded module registers itself when it is loaded, so applications that
  * never open its type do not depend on its libraries.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "block/blkdev.h"
 #include "lib/compiler.h"
+#include "lib/error.h"
 
 extern const struct blkring_driver blkring__null_driver;  /* null.c */
 extern const struct blkring_driver blkring__file_driver;  /* file.c */
@@ -26,10 +30,28 @@ static const struct blkring_driver *const builtin[] = {
     &blkring__table_driver,
 };
 
+/* Drivers built as modules (src/drivers/modules/TYPE.c), found as
+ * MODULE_SUBDIR/TYPE.so beside the library, or in $BLKRING_MODULE_DIR. */
+struct module {
+	const char *type;
+	const char *symbol;   /* its struct blkring_driver */
+	const char *packages; /* what building it needs (Debian) */
+};
+
+static const struct module modules[] = {
+    {"rbd", "blkring__rbd_driver", "librbd-dev and librados-dev"},
+};
+
+#define MODULE_SUBDIR "blkring-modules"
+#ifndef BLKRING_MODULE_DEFAULT_DIR /* the Makefile's: PREFIX/lib/MODULE_SUBDIR */
+#define BLKRING_MODULE_DEFAULT_DIR "/usr/local/lib/" MODULE_SUBDIR
+#endif
+
 #define MAX_LOADED 8
 static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct blkring_driver *loaded[MAX_LOADED];
 static unsigned nr_loaded;
+static pthread_mutex_t module_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const struct blkring_driver *find_in(const struct blkring_driver *const *list, unsigned n,
                                             const char *type)
@@ -89,6 +111,99 @@ int blkring__driver_register(const struct blkring_driver *drv)
 	return ret;
 }
 
+static const struct module *module_of(const char *type)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(modules); i++)
+		if (!strcmp(modules[i].type, type))
+			return &modules[i];
+	return NULL;
+}
+
+/* Where modules live: $BLKRING_MODULE_DIR, else beside the object that
+ * holds this code (the shared library, or a program linked with the
+ * static one), else the installed PREFIX's. */
+static void module_dir(char *dir, size_t size)
+{
+	const char *env = getenv("BLKRING_MODULE_DIR");
+	Dl_info info;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(dir, size, "%s", env);
+		return;
+	}
+	snprintf(dir, size, "%s", BLKRING_MODULE_DEFAULT_DIR);
+	if (!dladdr((void *)module_dir, &info) || !info.dli_fname ||
+	    !(slash = strrchr(info.dli_fname, '/')))
+		return;
+	snprintf(dir, size, "%.*s/" MODULE_SUBDIR, (int)(slash - info.dli_fname), info.dli_fname);
+	if (access(dir, F_OK))
+		snprintf(dir, size, "%s", BLKRING_MODULE_DEFAULT_DIR);
+}
+
+/* A module's calls into the library resolve in the global scope: when the
+ * library was itself loaded with RTLD_LOCAL (by an nbdkit plugin, say),
+ * promote it first. */
+static void export_library(void)
+{
+	Dl_info info;
+
+	if (dladdr((void *)export_library, &info) && info.dli_fname)
+		dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+}
+
+static int module_load(const struct module *m, const struct blkring_driver **drvp)
+{
+	char dir[4096], path[4200];
+	const struct blkring_driver *drv;
+	void *h;
+
+	module_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s.so", dir, m->type);
+	if (access(path, F_OK))
+		return blkring__error(-ENODEV,
+		                      "%s: support is not installed: no module %s (build it with "
+		                      "%s installed, then make install; BLKRING_MODULE_DIR names "
+		                      "another directory)",
+		                      m->type, path, m->packages);
+	export_library();
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return blkring__error(-ENODEV,
+		                      "%s: cannot load module %s: %s (a program linked with "
+		                      "libblkring.a must export the module interface: "
+		                      "-Wl,--export-dynamic-symbol='blkring__*')",
+		                      m->type, path, dlerror());
+	drv = dlsym(h, m->symbol);
+	if (!drv || strcmp(drv->type, m->type)) {
+		dlclose(h);
+		return blkring__error(-ENODEV, "%s: module %s has no driver %s", m->type, path,
+		                      m->symbol);
+	}
+	*drvp = drv;
+	return 0;
+}
+
+int blkring__driver_load(const char *type, const struct blkring_driver **drvp)
+{
+	const struct module *m = module_of(type);
+	const struct blkring_driver *drv;
+	int ret;
+
+	if (!m)
+		return -ENOENT;
+	/* Loaded once: the handle is never closed, as the driver's ops live in it. */
+	pthread_mutex_lock(&module_lock);
+	drv = blkring__driver_find(type);
+	ret = drv ? 0 : module_load(m, &drv);
+	if (!ret && !blkring__driver_find(type))
+		ret = blkring__driver_register(drv);
+	pthread_mutex_unlock(&module_lock);
+	if (!ret)
+		*drvp = drv;
+	return ret;
+}
+
 void blkring__driver_types(char *buf, size_t size)
 {
 	size_t len = 0;
@@ -99,6 +214,9 @@ void blkring__driver_types(char *buf, size_t size)
 		                        builtin[i]->type);
 	pthread_mutex_lock(&loaded_lock);
 	for (unsigned i = 0; i < nr_loaded && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, ", %s", loaded[i]->type);
+		if (!module_of(loaded[i]->type))
+			len += (size_t)snprintf(buf + len, size - len, ", %s", loaded[i]->type);
 	pthread_mutex_unlock(&loaded_lock);
+	for (unsigned i = 0; i < ARRAY_SIZE(modules) && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, ", %s", modules[i].type);
 }

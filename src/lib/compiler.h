@@ -12,6 +12,11 @@
 #define CACHELINE 64
 #define __cacheline_aligned __attribute__((aligned(CACHELINE)))
 
+/* The module interface (Linux's EXPORT_SYMBOL): what drivers built as
+ * separately loaded modules call.  The shared library exports these, and
+ * programs linked with the static one export them from the executable. */
+#define BLKRING__MODULE_API __attribute__((visibility("default")))
+
 /* A spin-wait hint: lets the sibling hyperthread (or the host) have the core. */
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()

@@ -8,8 +8,11 @@
 
 #include <stdarg.h>
 
+#include "compiler.h"
+
 /* Records the message and returns err, so callers write `return blkring__error(-EINVAL, ...)`. */
-int blkring__error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+BLKRING__MODULE_API int blkring__error(int err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void blkring__clear_error(void);
 /* fmt and ap as a string to free(), built at its length (a nested table's
  * message runs to kilobytes); NULL without memory. */
