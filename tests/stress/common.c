@@ -265,7 +265,13 @@ void stress_note(const char *fmt, ...)
 
 int stress_lib_threads(void)
 {
-	return test_threads_with("comm", "blkring-");
+	int n;
+
+	/* A joined thread stays listed until its exit ends, a moment after
+	 * pthread_join() returned: give it a second. */
+	for (int i = 0; (n = test_threads_with("comm", "blkring-")) && i < 100; i++)
+		usleep(10000);
+	return n;
 }
 
 static uint64_t pattern_word(uint64_t offset)

@@ -18,7 +18,7 @@ $(O)/obj/tests/stress/%.o: CFLAGS += -Itests
 $(O)/tests/test-stress-%: $(O)/obj/tests/stress/stress-%.o $(STRESS_LIB_OBJS) $(TEST_LIB_OBJS) \
 			  $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(STRESS_LIB_OBJS) $(TEST_LIB_OBJS) $(STATIC) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $< $(STRESS_LIB_OBJS) $(TEST_LIB_OBJS) $(STATIC) $(LDLIBS)
 
 tests: $(STRESS_TESTS)
 
