@@ -156,7 +156,10 @@ build-tsan:
 setup:
 	@scripts/setup.sh
 
-test: setup
+setup-test:
+	@scripts/setup.sh test
+
+test: setup-test
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory build-asan
 	@$(MAKE) --no-print-directory build-tsan
@@ -208,6 +211,6 @@ include tests/stress/stress.mk
 
 .SECONDARY:
 
-.PHONY: all tests build-asan build-tsan setup test run install uninstall man format clean
+.PHONY: all tests build-asan build-tsan setup setup-test test run install uninstall man format clean
 
 -include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs what blkring needs to build, test and benchmark, on Debian.
-# As root it runs apt-get itself (update first: a fresh machine knows no
-# packages); otherwise it prints the exact line to run and fails.
+# Installs what blkring needs to build, run and benchmark, on Debian; with
+# `test`, also what only the tests need (a Ceph cluster and librbd for the
+# rbd module, about 200 MB).  As root it runs apt-get itself (update
+# first: a fresh machine knows no packages); otherwise it prints the exact
+# line to run and fails.
 set -euo pipefail
 
 # package:what-proves-it-is-there (a file or a command)
@@ -28,6 +30,17 @@ needs=(
 	libnbd-bin:nbdinfo
 	qemu-utils:qemu-img
 )
+
+if [[ ${1:-} == test ]]; then
+	needs+=(
+		librbd-dev:/usr/include/rbd/librbd.h
+		librados-dev:/usr/include/rados/librados.h
+		ceph-mon:ceph-mon
+		ceph-osd:ceph-osd
+		ceph-common:rbd
+		ceph-base:monmaptool
+	)
+fi
 
 missing=()
 for n in "${needs[@]}"; do

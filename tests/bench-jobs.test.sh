@@ -119,6 +119,8 @@ assert \"job 'a': registerfiles has no effect: a job's device is always register
 assert \"job 'a': cmdprio_percentage has no effect\" in err, err
 " --ioengine=io_uring --filename=null:irqmode=softirq,size=1M --iodepth=8 --registerfiles \
 	--cmdprio_percentage=10 --name=a --force_async=3 --name=b --nowait=1
-expect_err engine_nbd 2 "option 'ioengine': 'nbd': fio's NBD engine needs blkring's nbd: driver, which does not exist yet" \
-	--name=a --ioengine=nbd --uri=nbd://localhost
-expect_err engine_null_size 2 "job 'a': ioengine=null needs size= in bytes" --name=a --ioengine=null
+expect_err engine_nbd_uri 2 "job 'a': ioengine=nbd needs uri= (the NBD server's URI)" \
+	--name=a --ioengine=nbd
+expect_err engine_rbd_name 2 "job 'a': ioengine=rbd needs rbdname= (the image is pool=POOL rbdname=IMAGE)" \
+	--name=a --ioengine=rbd --pool=rbd
+expect_err engine_null_size 2 "job 'a': ioengine=null needs size= (in bytes: the size of its null device)" --name=a --ioengine=null

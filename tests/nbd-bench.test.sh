@@ -2,9 +2,9 @@
 # nbd devices from the command line, against nbdkit servers the test starts
 # on unix sockets in a scratch directory and stops on any exit (by their
 # pids, never by name): `blkring info` and `blkring bench` on an nbd: spec,
-# polled and not; a bench against a server stopped with SIGSTOP exits 1
-# naming the error; a striped volume over two servers verified with
-# --verify=crc32c.
+# polled and not, and through fio's nbd engine options; a bench against a
+# server stopped with SIGSTOP exits 1 naming the error; a striped volume
+# over two servers verified with --verify=crc32c.
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d /tmp/blkring-nbd-bench.XXXXXX)
 PIDS=()
@@ -23,7 +23,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 . "$(dirname "$0")/lib.sh"
 
-CASES="info bench_randread bench_polled bench_stopped striped_verify"
+CASES="info bench_randread bench_polled fio_engine bench_stopped striped_verify"
 if ! command -v nbdkit >/dev/null; then
 	for c in $CASES; do
 		skip "$c" "nbdkit not installed (scripts/setup.sh installs it)"
@@ -69,6 +69,14 @@ check bench_randread '[[ $rc == 0 ]] && grep -q "^r: (groupid=0, jobs=1): err= 0
 	--size=8M --verify=crc32c >"$T/out" 2>&1
 rc=$?
 check bench_polled '[[ $rc == 0 ]] && grep -q "^p: (groupid=0, jobs=1): err= 0" "$T/out"' \
+	"exit $rc: $(tail -c 300 "$T/out")"
+
+# fio's nbd engine options: the job runs on the nbd: device of its uri=.
+"$B" bench --name=e --ioengine=nbd --uri="$BB" --rw=randwrite --bs=4k --iodepth=16 --size=4M \
+	--verify=crc32c >"$T/out" 2>&1
+rc=$?
+check fio_engine '[[ $rc == 0 ]] && grep -q "^e: (groupid=0, jobs=1): err= 0" "$T/out" &&
+	grep -q "ioengine=nbd runs on a blkring ring over the nbd: device" "$T/out"' \
 	"exit $rc: $(tail -c 300 "$T/out")"
 
 # The server stops answering mid-run: in-flight I/O fails after

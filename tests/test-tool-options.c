@@ -222,10 +222,13 @@ static void test_choices(void)
 	set_ok("ioengine", "pvsync2");
 	CHECK(o.ioengine->engine == &engine_sync);
 	set_ok("ioengine", "null");
-	CHECK(o.ioengine->engine == &engine_blkring && o.ioengine->null_dev);
-	set_fails("ioengine", "nbd", true, true,
-	          "'nbd': fio's NBD engine needs blkring's nbd:", "does not exist yet");
-	set_fails("ioengine", "rbd", true, true, "'rbd': fio's Ceph RBD engine", NULL);
+	CHECK(o.ioengine->engine == &engine_blkring && o.ioengine->dev == ENGINE_DEV_NULL);
+	set_ok("ioengine", "nbd");
+	CHECK(o.ioengine->engine == &engine_blkring && o.ioengine->dev == ENGINE_DEV_NBD);
+	set_ok("ioengine", "rbd");
+	CHECK(o.ioengine->engine == &engine_blkring && o.ioengine->dev == ENGINE_DEV_RBD);
+	set_ok("uri", "nbd+unix:///?socket=/tmp/s");
+	CHECK_EQ(strcmp(o.uri, "nbd+unix:///?socket=/tmp/s"), 0);
 	/* a kernel engine's option without a meaning here: any value */
 	set_ok("registerfiles", "1");
 	set_ok("cmdprio_percentage", "50");

@@ -21,14 +21,16 @@ const struct engine_name engine_names[] = {
      .engine = &engine_blkring,
      .note = "runs on a blkring ring over a null device of the job's size (null:irqmode=none), "
              "its filename unused",
-     .null_dev = true},
-    /* Network block devices map onto specs of drivers still to come. */
+     .dev = ENGINE_DEV_NULL},
     {.name = "nbd",
-     .refused = "fio's NBD engine needs blkring's nbd: driver, which does not exist yet (its "
-                "uri= will map onto an nbd: spec)"},
+     .engine = &engine_blkring,
+     .note = "runs on a blkring ring over the nbd: device of its uri=",
+     .dev = ENGINE_DEV_NBD},
     {.name = "rbd",
-     .refused = "fio's Ceph RBD engine needs blkring's rbd: driver, which does not exist yet "
-                "(pool, rbdname and clientname will map onto an rbd: spec)"},
+     .engine = &engine_blkring,
+     .note = "runs on a blkring ring over the rbd: device of its pool=, rbdname= and "
+             "clientname=",
+     .dev = ENGINE_DEV_RBD},
     {.name = NULL},
 };
 

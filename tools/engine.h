@@ -32,6 +32,14 @@ struct bench_engine {
 	int (*reap)(struct job *j, unsigned min, unsigned max);
 };
 
+/* Where a job's device comes from: its filename, or the engine's options. */
+enum engine_dev {
+	ENGINE_DEV_FILENAME,
+	ENGINE_DEV_NULL, /* fio's null engine: a null device of the job's size */
+	ENGINE_DEV_NBD,  /* fio's nbd engine: uri= */
+	ENGINE_DEV_RBD,  /* fio's rbd engine: pool=, rbdname=, clientname= */
+};
+
 /*
  * A name ioengine= takes: blkring's engines, and fio's names for the
  * engines block jobs use, each run by one of blkring's (asynchronous ones
@@ -39,10 +47,9 @@ struct bench_engine {
  */
 struct engine_name {
 	const char *name;
-	const struct bench_engine *engine; /* NULL: refused, with `refused` saying why */
-	const char *refused;
+	const struct bench_engine *engine;
 	const char *note; /* for fio's names: what runs them, said once per run */
-	bool null_dev;    /* fio's null engine: the job runs on a null device of its size */
+	enum engine_dev dev;
 };
 
 /* Every name, NULL-terminated, in the order messages list them; at most

@@ -318,29 +318,59 @@ static int check_ring_depth(const struct job_def *d)
  * device as large as the end of its region, completing inside submit and
  * moving no data, as fio's engine does.
  */
-static int null_engine_dev(struct job_def *d)
+/* The spec fio's null, nbd and rbd engines describe, as the job's filename. */
+static int engine_spec(struct job_def *d, const char *text, const char *arg, const char *key,
+                       const char *val, const char *key2, const char *val2)
 {
 	struct job_opts *o = &d->o;
 	struct blkring_spec *spec;
-	char size[32];
-	int ret, len;
+	int ret = blkring_spec_parse(text, &spec), len;
 
-	if (!o->size.bytes)
-		return tool_error(-EINVAL,
-		                  "%s: job '%s': ioengine=null needs size= in bytes (the size of "
-		                  "its null device)",
-		                  def_where(d, "ioengine"), o->name);
-	snprintf(size, sizeof(size), "%" PRIu64, o->offset.bytes + o->size.bytes);
-	ret = blkring_spec_parse("null:", &spec);
 	if (ret)
-		return tool_error(ret, "%s: job '%s': ioengine=null: %s", def_where(d, "ioengine"),
-		                  o->name, blkring_last_error());
-	ret = blkring_spec_set(spec, "irqmode", "none") ?: blkring_spec_set(spec, "size", size);
+		return tool_error(ret, "%s: job '%s': ioengine=%s: %s", def_where(d, "ioengine"),
+		                  o->name, o->ioengine->name, blkring_last_error());
+	ret = (arg ? blkring_spec_set_arg(spec, arg) : 0) ?:
+	      (val ? blkring_spec_set(spec, key, val) : 0) ?:
+	      (val2 ? blkring_spec_set(spec, key2, val2) : 0);
 	len = ret ? ret : blkring_spec_format(spec, o->filename, sizeof(o->filename));
 	blkring_spec_free(spec);
 	if (len < 0 || (size_t)len >= sizeof(o->filename))
-		return tool_error(-EINVAL, "%s: job '%s': ioengine=null: no null device spec",
-		                  def_where(d, "ioengine"), o->name);
+		return tool_error(-EINVAL, "%s: job '%s': ioengine=%s: no device spec",
+		                  def_where(d, "ioengine"), o->name, o->ioengine->name);
+	return 0;
+}
+
+static int engine_needs(struct job_def *d, const char *key, const char *what)
+{
+	return tool_error(-EINVAL, "%s: job '%s': ioengine=%s needs %s= (%s)",
+	                  def_where(d, "ioengine"), d->o.name, d->o.ioengine->name, key, what);
+}
+
+static int engine_dev(struct job_def *d)
+{
+	struct job_opts *o = &d->o;
+	char size[32], image[2 * BENCH_NAME_MAX + 1];
+
+	switch (o->ioengine->dev) {
+	case ENGINE_DEV_FILENAME:
+		return 0;
+	case ENGINE_DEV_NULL:
+		if (!o->size.bytes)
+			return engine_needs(d, "size", "in bytes: the size of its null device");
+		snprintf(size, sizeof(size), "%" PRIu64, o->offset.bytes + o->size.bytes);
+		return engine_spec(d, "null:", NULL, "irqmode", "none", "size", size);
+	case ENGINE_DEV_NBD:
+		if (!o->uri[0])
+			return engine_needs(d, "uri", "the NBD server's URI");
+		return engine_spec(d, o->uri, NULL, NULL, NULL, NULL, NULL);
+	case ENGINE_DEV_RBD:
+		if (!o->pool[0] || !o->rbdname[0])
+			return engine_needs(d, o->pool[0] ? "rbdname" : "pool",
+			                    "the image is pool=POOL rbdname=IMAGE");
+		snprintf(image, sizeof(image), "%s/%s", o->pool, o->rbdname);
+		return engine_spec(d, "rbd:", image, "id", o->clientname[0] ? o->clientname : NULL,
+		                   NULL, NULL);
+	}
 	return 0;
 }
 
@@ -610,7 +640,7 @@ static int parse_all(struct bench_cfg *cfg, int argc, char **argv, struct cl_arg
 	for (unsigned i = 0; i < cfg->nr_defs; i++) {
 		struct job_def *d = &cfg->defs[i];
 
-		ret = d->o.ioengine->null_dev ? null_engine_dev(d) : 0;
+		ret = engine_dev(d);
 		if (!d->o.filename[0])
 			generated_filename(d);
 		ret = ret ?: check_def(d) ?: check_readonly(cfg, d);

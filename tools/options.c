@@ -307,15 +307,12 @@ static int opt_engine(const struct bench_opt *opt, const char *val, void *field)
 	struct word_list l = {.len = 0};
 
 	(void)opt;
-	if (e && e->engine) {
+	if (e) {
 		*(const struct engine_name **)field = e;
 		return 0;
 	}
-	if (e)
-		return tool_error(-EINVAL, "'%s': %s", val, e->refused);
 	for (e = engine_names; e->name; e++)
-		if (e->engine)
-			word_add(&l, e->name);
+		word_add(&l, e->name);
 	return not_one_of(val, &l);
 }
 
@@ -607,6 +604,38 @@ const struct bench_opt bench_opts[] = {
         .parse = opt_str,
         JOB(filename),
         .maxval = BENCH_PATH_MAX - 1,
+    },
+    {
+        .name = "uri",
+        .arg = "URI",
+        .help = "ioengine=nbd: the NBD server (fio's nbd engine), the job's nbd: spec",
+        .parse = opt_str,
+        JOB(uri),
+        .maxval = BENCH_PATH_MAX - 1,
+    },
+    {
+        .name = "pool",
+        .arg = "POOL",
+        .help = "ioengine=rbd: the Ceph pool (fio's rbd engine), with rbdname the job's rbd: spec",
+        .parse = opt_str,
+        JOB(pool),
+        .maxval = BENCH_NAME_MAX - 1,
+    },
+    {
+        .name = "rbdname",
+        .arg = "IMAGE",
+        .help = "ioengine=rbd: the RBD image in pool",
+        .parse = opt_str,
+        JOB(rbdname),
+        .maxval = BENCH_NAME_MAX - 1,
+    },
+    {
+        .name = "clientname",
+        .arg = "ID",
+        .help = "ioengine=rbd: the cephx user (default admin)",
+        .parse = opt_str,
+        JOB(clientname),
+        .maxval = BENCH_NAME_MAX - 1,
     },
     {
         .name = "directory",
@@ -1236,10 +1265,6 @@ static const char *const fio_only[] = {
     "zonesize",
     "zonerange",
     "zoneskip",
-    "uri",
-    "pool",
-    "rbdname",
-    "clientname",
     "enghelp",
     "debug",
     "server",

@@ -87,7 +87,10 @@ struct job_opts {
 	uint64_t filesize;              /* each file's size; 0: size / files */
 	struct file_service file_service;
 	const struct engine_name *ioengine; /* as given; ->engine runs the job */
-	unsigned rw;                        /* index in rw_modes */
+	/* fio's nbd and rbd engines' options, which make the job's spec. */
+	char uri[BENCH_PATH_MAX];
+	char pool[BENCH_NAME_MAX], rbdname[BENCH_NAME_MAX], clientname[BENCH_NAME_MAX];
+	unsigned rw; /* index in rw_modes */
 	uint64_t bs[BENCH_DDIR_NR];
 	unsigned iodepth;
 	unsigned iodepth_batch_submit;
