@@ -120,25 +120,30 @@ static const struct module *module_of(const char *type)
 }
 
 /* Where modules live: $BLKRING_MODULE_DIR, else beside the object that
- * holds this code (the shared library, or a program linked with the
- * static one), else the installed PREFIX's. */
+ * holds this code (the shared library in PREFIX/lib, the build tree's
+ * command), or in PREFIX/lib for a program in PREFIX/bin linked with the
+ * static library, else the PREFIX the library was built for. */
 static void module_dir(char *dir, size_t size)
 {
+	static const char *const rel[] = {"/" MODULE_SUBDIR, "/../lib/" MODULE_SUBDIR};
 	const char *env = getenv("BLKRING_MODULE_DIR");
 	Dl_info info;
-	char *slash;
+	const char *slash;
 
 	if (env && *env) {
 		snprintf(dir, size, "%s", env);
 		return;
 	}
+	if (dladdr((void *)module_dir, &info) && info.dli_fname &&
+	    (slash = strrchr(info.dli_fname, '/'))) {
+		for (unsigned i = 0; i < ARRAY_SIZE(rel); i++) {
+			snprintf(dir, size, "%.*s%s", (int)(slash - info.dli_fname), info.dli_fname,
+			         rel[i]);
+			if (!access(dir, F_OK))
+				return;
+		}
+	}
 	snprintf(dir, size, "%s", BLKRING_MODULE_DEFAULT_DIR);
-	if (!dladdr((void *)module_dir, &info) || !info.dli_fname ||
-	    !(slash = strrchr(info.dli_fname, '/')))
-		return;
-	snprintf(dir, size, "%.*s/" MODULE_SUBDIR, (int)(slash - info.dli_fname), info.dli_fname);
-	if (access(dir, F_OK))
-		snprintf(dir, size, "%s", BLKRING_MODULE_DEFAULT_DIR);
 }
 
 /* A module's calls into the library resolve in the global scope: when the
