@@ -89,9 +89,11 @@ exits() {
 	return 1
 }
 
+# In the scratch directory: a verify job that fails leaves fio's
+# local-j-0-verify.state in its working directory.
 fio_nbd() {
-	fio --name=j --ioengine=nbd --uri="$1" --bs=4k --iodepth=16 --output-format=json \
-		--output="$T/fio.json" "${@:2}" >"$T/fio.out" 2>&1
+	(cd "$T" && fio --name=j --ioengine=nbd --uri="$1" --bs=4k --iodepth=16 \
+		--output-format=json --output="$T/fio.json" "${@:2}") >"$T/fio.out" 2>&1
 }
 
 head -c 16M /dev/urandom >"$T/rand16"
