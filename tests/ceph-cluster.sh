@@ -35,7 +35,7 @@ left() {
 # process, and the pid be reused; a zombie's cmdline is empty).
 ours() {
 	[[ $1 =~ ^[0-9]+$ ]] &&
-		tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "-c $CONF"
+		tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "-c $CONF"
 }
 
 # kill_pidfiles GLOB: SIGKILL each live daemon named by D/run/GLOB.pid and

@@ -3,8 +3,9 @@
  * Cancel, as liburing's test/async-cancel.c uses it where it applies to
  * block I/O: by user_data, all, any and by device; every state the ring
  * holds a request in (armed timeout, drained, chain member not started,
- * queued for the worker pool) ends -ECANCELED; one on its device is
- * -EALREADY; nothing matched is -ENOENT; the synchronous form waits.
+ * queued for the worker pool, waiting for a device's tag, held by a
+ * suspended volume) ends -ECANCELED; one on its device is -EALREADY;
+ * nothing matched is -ENOENT; the synchronous form waits.
  */
 #include <errno.h>
 
@@ -183,6 +184,85 @@ static void cancel_sync(void)
 	ring_fake_destroy(fake);
 }
 
+static struct blkring_dev *open_dev(const char *spec)
+{
+	struct blkring_dev *dev = NULL;
+
+	CHECK_EQ(blkring_dev_open(spec, &dev), 0);
+	return dev;
+}
+
+static void ring_on(struct blkring *ring, struct blkring_dev *dev)
+{
+	CHECK_EQ(blkring_queue_init(16, ring, 0), 0);
+	CHECK_EQ(blkring_register_devices(ring, &dev, 1), 0);
+}
+
+/* Cancels data: its -ECANCELED comes first, then the cancel's 0. */
+static void expect_cancelled(struct blkring *ring, uint64_t data)
+{
+	struct blkring_sqe *sqe = ring_sqe(ring);
+	struct blkring_cqe cqe;
+
+	blkring_prep_cancel64(sqe, data, 0);
+	sqe->user_data = 1000;
+	CHECK_EQ(blkring_submit(ring), 1);
+	cqe = ring_reap(ring);
+	CHECK_EQ(cqe.user_data, data);
+	CHECK_EQ(cqe.res, -ECANCELED);
+	cqe = ring_reap(ring);
+	CHECK_EQ(cqe.user_data, 1000);
+	CHECK_EQ(cqe.res, 0);
+}
+
+/* One tag: the second read waits for it and is taken back; the third,
+ * queued behind it, then gets the tag the first frees. */
+static void cancel_tag_wait(void)
+{
+	struct blkring_dev *dev =
+	    open_dev("null:hw_queue_depth=1,irqmode=timer,completion_nsec=100000000");
+	struct blkring ring;
+	struct blkring_cqe cqe;
+
+	ring_on(&ring, dev);
+	read_sqe(&ring, 1, 0);
+	read_sqe(&ring, 2, 0);
+	read_sqe(&ring, 3, 0);
+	CHECK_EQ(blkring_submit(&ring), 3);
+	CHECK_EQ(cancel(&ring, 1, 0), -EALREADY);
+	expect_cancelled(&ring, 2);
+	for (uint64_t want = 1; want <= 3; want += 2) {
+		cqe = ring_reap(&ring);
+		CHECK_EQ(cqe.user_data, want);
+		CHECK_EQ(cqe.res, sizeof(buf));
+	}
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
+/* A suspended volume holds a read: the cancel ends it, and resuming
+ * replays only what is left. */
+static void cancel_suspended_volume(void)
+{
+	struct blkring_dev *vol = test_vol("0 2048 linear null:irqmode=none,size=1M 0\n", NULL);
+	struct blkring ring;
+	struct blkring_cqe cqe, *none;
+
+	ring_on(&ring, vol);
+	CHECK_EQ(blkring_vol_suspend(vol), 0);
+	read_sqe(&ring, 1, 0);
+	read_sqe(&ring, 2, 0);
+	CHECK_EQ(blkring_submit(&ring), 2);
+	expect_cancelled(&ring, 1);
+	CHECK_EQ(blkring_peek_cqe(&ring, &none), -EAGAIN);
+	CHECK_EQ(blkring_vol_resume(vol), 0);
+	cqe = ring_reap(&ring);
+	CHECK_EQ(cqe.user_data, 2);
+	CHECK_EQ(cqe.res, sizeof(buf));
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(vol), 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -190,6 +270,8 @@ int main(int argc, char **argv)
 	    {"ring-cancel-drained-and-queued", cancel_drained_and_queued, 20},
 	    {"ring-cancel-all-any-fd", cancel_all_any_fd, 20},
 	    {"ring-cancel-sync", cancel_sync, 20},
+	    {"ring-cancel-tag-wait", cancel_tag_wait, 20},
+	    {"ring-cancel-suspended-volume", cancel_suspended_volume, 20},
 	    {NULL, NULL, 0},
 	};
 

@@ -282,6 +282,47 @@ static void link_timeout_cancels_queued(void)
 	ring_fake_destroy(fake);
 }
 
+/* A read waiting for the device's only tag has not reached the device: its
+ * linked timeout cancels it (-ETIME), and the read ahead of it completes. */
+static void link_timeout_cancels_tag_wait(void)
+{
+	struct blkring_dev *dev = NULL;
+	struct __kernel_timespec soon = ms(20);
+	struct blkring_sqe *sqe;
+	struct blkring ring;
+	int seen[3] = {0};
+
+	CHECK_EQ(
+	    blkring_dev_open("null:hw_queue_depth=1,irqmode=timer,completion_nsec=300000000", &dev),
+	    0);
+	ring_of(&ring, 0);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	sqe = ring_sqe(&ring);
+	blkring_prep_read(sqe, 0, buf, sizeof(buf), 0);
+	sqe->user_data = 0;
+	sqe = ring_sqe(&ring);
+	blkring_prep_read(sqe, 0, buf, sizeof(buf), 0);
+	sqe->flags = BLKRING_SQE_IO_LINK;
+	sqe->user_data = 1;
+	sqe = ring_sqe(&ring);
+	blkring_prep_link_timeout(sqe, &soon, 0);
+	sqe->user_data = 2;
+	CHECK_EQ(blkring_submit(&ring), 3);
+	for (int i = 0; i < 3; i++) {
+		struct blkring_cqe cqe = next(&ring);
+
+		CHECK(cqe.user_data <= 2);
+		seen[cqe.user_data] = cqe.res;
+		if (i < 2)
+			CHECK(cqe.user_data != 0); /* the timeout came long before */
+	}
+	CHECK_EQ(seen[0], sizeof(buf));
+	CHECK_EQ(seen[1], -ECANCELED);
+	CHECK_EQ(seen[2], -ETIME);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -295,6 +336,7 @@ int main(int argc, char **argv)
 	    {"ring-link-timeout-defer", link_timeout_defer, 20},
 	    {"ring-link-timeout-sqpoll", link_timeout_sqpoll, 20},
 	    {"ring-link-timeout-cancels-queued", link_timeout_cancels_queued, 20},
+	    {"ring-link-timeout-cancels-tag-wait", link_timeout_cancels_tag_wait, 20},
 	    {NULL, NULL, 0},
 	};
 

@@ -248,6 +248,15 @@ int blkring__submit_bio(struct blkring_bio *bio)
 	return ret;
 }
 
+bool blkring__bio_cancel(struct blkring_bio *bio)
+{
+	struct blkring_dev *dev = bio->dev;
+
+	if (dev->ops->cancel_bio)
+		return dev->ops->cancel_bio(dev, bio);
+	return bio->hctx && blkring__hctx_cancel_wait(bio->hctx, bio);
+}
+
 int blkring__poll_bio(struct blkring_bio *bio)
 {
 	struct blkring_dev *dev = bio->dev;

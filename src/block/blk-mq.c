@@ -74,15 +74,27 @@ static void wait_list_add(struct blkring_hctx *hctx, struct blkring_bio *bio)
 	atomic_fetch_add_explicit(&hctx->nr_waiting, 1, memory_order_seq_cst);
 }
 
+static struct blkring_bio *wait_next(const struct blkring_bio *b)
+{
+	return b->node.next ? container_of(b->node.next, struct blkring_bio, node) : NULL;
+}
+
+static void wait_unlink(struct blkring_hctx *hctx, struct blkring_bio *prev, struct blkring_bio *b)
+{
+	if (prev)
+		prev->node.next = b->node.next;
+	else
+		hctx->wait_head = wait_next(b);
+	if (hctx->wait_tail == b)
+		hctx->wait_tail = prev;
+	atomic_fetch_sub_explicit(&hctx->nr_waiting, 1, memory_order_relaxed);
+}
+
 static struct blkring_bio *wait_list_pop(struct blkring_hctx *hctx)
 {
 	struct blkring_bio *bio = hctx->wait_head;
-	struct llist_node *next = bio->node.next;
 
-	hctx->wait_head = next ? container_of(next, struct blkring_bio, node) : NULL;
-	if (!hctx->wait_head)
-		hctx->wait_tail = NULL;
-	atomic_fetch_sub_explicit(&hctx->nr_waiting, 1, memory_order_relaxed);
+	wait_unlink(hctx, NULL, bio);
 	return bio;
 }
 
@@ -109,6 +121,23 @@ int blkring__hctx_get_tag_slow(struct blkring_hctx *hctx, struct blkring_bio *bi
 	}
 	pthread_mutex_unlock(&hctx->wait_lock);
 	return ret;
+}
+
+bool blkring__hctx_cancel_wait(struct blkring_hctx *hctx, struct blkring_bio *bio)
+{
+	struct blkring_bio *prev = NULL;
+	bool found = false;
+
+	pthread_mutex_lock(&hctx->wait_lock);
+	for (struct blkring_bio *b = hctx->wait_head; b; prev = b, b = wait_next(b)) {
+		if (b == bio) {
+			wait_unlink(hctx, prev, b);
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&hctx->wait_lock);
+	return found;
 }
 
 /* A tag was freed while bios wait: the first one takes it. */

@@ -243,6 +243,10 @@ struct blkring_dev_ops {
 	/* Optional: reap one poll queue (a volume's `all` walk); a queue
 	 * another poller holds (hctx->busy) is skipped, answering 0. */
 	int (*poll_queue)(struct blkring_dev *dev, struct blkring_hctx *hctx);
+	/* Optional: takes back a bio the device holds without having issued
+	 * it (a suspended volume's); true when taken, and the caller ends it.
+	 * Without it, blkring__bio_cancel() looks in the bio's tag wait list. */
+	bool (*cancel_bio)(struct blkring_dev *dev, struct blkring_bio *bio);
 	/* Optional: start a bio a put handed a tag while it waited; needed by
 	 * drivers that take tags with blkring__hctx_get_tag_plugged(). */
 	void (*start_tagged)(struct blkring_dev *dev, struct blkring_bio *bio);
@@ -423,6 +427,10 @@ static inline int blkring__submit_bio_checked(struct blkring_bio *bio)
 
 /* Polls the queues a polled bio went to. */
 int blkring__poll_bio(struct blkring_bio *bio);
+/* Takes back a submitted bio that is waiting for a tag or held by a
+ * suspended volume: true when taken, nothing of it issued and its end_io
+ * not run (the caller ends it); false when it went on (or was split). */
+bool blkring__bio_cancel(struct blkring_bio *bio);
 /* The largest bio the device takes for op, in bytes (whole logical blocks). */
 uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op);
 /* Allocates a child bio for op on [offset, offset+size) chained to parent;
@@ -494,6 +502,9 @@ static inline int blkring__hctx_get_tag(struct blkring_hctx *hctx, struct blkrin
 		return 1;
 	return blkring__hctx_get_tag_slow(hctx, bio);
 }
+
+/* Takes bio off the hctx's wait list; true if it was there. */
+bool blkring__hctx_cancel_wait(struct blkring_hctx *hctx, struct blkring_bio *bio);
 
 /* Takes up to `want` tags at once when no bio waits; returns how many. */
 static inline uint32_t blkring__hctx_get_tags(struct blkring_hctx *hctx, uint32_t want)

@@ -491,6 +491,27 @@ static int dm_hold(struct dm_volume *v, struct blkring_bio *bio)
 
 static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio);
 
+/* A held bio taken back (a cancel): the caller ends it. */
+static bool dm_cancel_bio(struct blkring_dev *dev, struct blkring_bio *bio)
+{
+	struct dm_volume *v = dev->private;
+	struct llist_node **pp;
+	bool found = false;
+
+	pthread_mutex_lock(&v->hold_lock);
+	for (pp = &v->held; *pp; pp = &(*pp)->next) {
+		if (*pp != &bio->node)
+			continue;
+		*pp = bio->node.next;
+		if (v->held_tail == &bio->node.next)
+			v->held_tail = pp;
+		found = true;
+		break;
+	}
+	pthread_mutex_unlock(&v->hold_lock);
+	return found;
+}
+
 /* Suspended when it came: backs out, then is held, or goes again if the
  * volume was resumed meanwhile. */
 static __attribute__((noinline)) int dm_submit_blocked(struct dm_volume *v, struct blkring_bio *bio)
@@ -587,6 +608,7 @@ static const struct blkring_dev_ops dm_volume_ops = {
     .name = "table",
     .submit_bio = dm_submit_bio,
     .poll = blkring__dm_poll,
+    .cancel_bio = dm_cancel_bio,
     .destroy = dm_volume_destroy,
 };
 

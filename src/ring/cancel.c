@@ -6,9 +6,10 @@
  * requests not started, chain members not started, next links ready to
  * start, work queued for the worker pool.  A request on its device cannot
  * be called back (block I/O has no cancel): it is "running", -EALREADY.
- * io_uring's cancel finds neither linked requests not yet started nor
- * held work; blkring's does.  Requests waiting for a device's tag or held
- * by a suspended volume count as running for now.
+ * Requests the owner issued whose bio waits for a device's tag or is held
+ * by a suspended volume are taken back too.  io_uring's cancel finds
+ * neither linked requests not yet started nor held I/O; blkring's does.
+ * What a worker issued, and split bios, count as running.
  */
 #include <errno.h>
 #include <sched.h>
@@ -75,6 +76,12 @@ static struct blkring_req *link_before(struct blkring__ctx *ctx, const struct bl
 	return NULL;
 }
 
+bool blkring__req_take_bio(struct blkring_req *req)
+{
+	return has_dev(req->opcode) && !(req->flags & REQ_F_PUNTED) &&
+	       blkring__bio_cancel(&req->bio);
+}
+
 /* Ends req with -ECANCELED where the ring holds it; false when it runs. */
 static bool cancel_one(struct blkring__ctx *ctx, struct blkring_req *req)
 {
@@ -88,7 +95,8 @@ static bool cancel_one(struct blkring__ctx *ctx, struct blkring_req *req)
 		before->link = NULL; /* it, and what follows it, do not start */
 	} else if (!list_take(&ctx->defer_head, &ctx->defer_tail, req) &&
 	           !list_take(&ctx->ready_head, &ctx->ready_tail, req) &&
-	           !blkring__io_wq_cancel_one(&ctx->wq, &req->work)) {
+	           !blkring__io_wq_cancel_one(&ctx->wq, &req->work) &&
+	           !blkring__req_take_bio(req)) {
 		return false;
 	}
 	blkring__req_post(ctx, req, -ECANCELED);

@@ -29,6 +29,7 @@ static void req_punt(struct blkring__ctx *ctx, struct blkring_req *req)
 	int ret;
 
 	blkring__stat_add(&ctx->stats.async, 1);
+	req->flags |= REQ_F_PUNTED;
 	ret = blkring__io_wq_enqueue(&ctx->wq, &req->work);
 	if (ret < 0)
 		blkring__req_post(ctx, req, ret);

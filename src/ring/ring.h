@@ -103,6 +103,7 @@ struct blkring__io_wq {
 #define REQ_F_DRAIN (1U << 2)    /* the unit headed by this request drains */
 #define REQ_F_IOV_HEAP (1U << 3) /* req->iov was allocated: more than the inline vectors */
 #define REQ_F_SKIP (1U << 4)     /* CQE_SKIP_SUCCESS: a success posts nothing */
+#define REQ_F_PUNTED (1U << 5)   /* issued by the worker pool: its bio is the worker's */
 
 struct blkring_req {
 	/* What submission and completion touch, first. */
@@ -394,6 +395,10 @@ int blkring__link_timeout_issue(struct blkring_req *req, unsigned issue_flags);
 void blkring__timeout_take(struct blkring__ctx *ctx, struct blkring_req *t);
 
 /* cancel.c */
+/* Takes back the bio of a request the owner issued while it waits for a
+ * device's tag or is held by a suspended volume; true when
+ * taken: nothing of it was issued, and the caller ends the request. */
+bool blkring__req_take_bio(struct blkring_req *req);
 int blkring__cancel_prep(struct blkring__ctx *ctx, struct blkring_req *req,
                          const struct blkring_sqe *sqe);
 int blkring__cancel_issue(struct blkring_req *req, unsigned issue_flags);
