@@ -35,23 +35,26 @@ left() {
 # process, and the pid be reused; a zombie's cmdline is empty).
 ours() {
 	[[ $1 =~ ^[0-9]+$ ]] &&
-		tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "-c $CONF"
+		tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "-c $CONF "
 }
 
 # kill_pidfiles GLOB: SIGKILL each live daemon named by D/run/GLOB.pid and
 # wait (bounded) until all are gone, then drop the pid files.
 kill_pidfiles() {
-	local f pid pids=() i
+	local f pid files=() pids=() i alive
 	for f in "$D"/run/$1.pid; do
 		[[ -e $f ]] || continue
+		files+=("$f")
 		pid=$(<"$f") || continue
 		if ours "$pid"; then
 			kill -KILL "$pid" 2>/dev/null || true
 			pids+=("$pid")
 		fi
 	done
+	# Gone means no longer ours: init may be slow to reap (or never reap,
+	# in a container) and a zombie keeps its pid.
 	for ((i = 0; i < 500; i++)); do
-		local alive=0
+		alive=0
 		for pid in "${pids[@]}"; do ours "$pid" && alive=1; done
 		((alive == 0)) && break
 		sleep 0.02
@@ -62,7 +65,7 @@ kill_pidfiles() {
 			return 1
 		fi
 	done
-	rm -f "$D"/run/$1.pid
+	rm -f "${files[@]}"
 }
 
 # run CMD...: CMD under the deadline, its output appended to the setup log.
@@ -164,6 +167,11 @@ start() {
 		echo "ceph-cluster: $D is not empty" >&2
 		exit 1
 	fi
+	# the conf values and the pid check are untried with whitespace
+	if [[ $D == *[[:space:]]* ]]; then
+		echo "ceph-cluster: no whitespace in DIR, please: $D" >&2
+		exit 1
+	fi
 	for c in ceph-mon ceph-osd ceph-authtool monmaptool ceph rbd python3; do
 		if ! command -v $c >/dev/null; then
 			echo "ceph-cluster: no $c (apt-get install $PACKAGES)" >&2
@@ -173,6 +181,7 @@ start() {
 	mkdir -p "$D/run" "$D/log" "$D/mon" "$D/osd/ceph-0"
 	STEP=setup DLOG=
 	trap 'start_failed $?' EXIT
+	trap 'exit 130' INT TERM
 	FSID=$(</proc/sys/kernel/random/uuid)
 
 	step keyrings
@@ -264,7 +273,7 @@ kill-osd)
 	kill_pidfiles 'osd.*'
 	;;
 image)
-	(($# == 4)) && [[ $4 =~ ^[1-9][0-9]*$ ]] || usage
+	if (($# != 4)) || [[ ! $4 =~ ^[1-9][0-9]*$ ]]; then usage; fi
 	timeout -k 2 "$LIMIT" rbd -c "$CONF" create --size "$4M" "rbd/$3"
 	;;
 *)
