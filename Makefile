@@ -21,7 +21,7 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread -D_GNU_SOURCE -Iinclud
 	  -MMD -MP $(shell pkg-config --cflags json-c 2>/dev/null)
 # What libblkring itself needs (blkring.pc's Libs.private), and what the
 # command, the tests and the benches add.
-LIB_LDLIBS := -pthread -luring -lnbd
+LIB_LDLIBS := -pthread -luring
 LDLIBS := $(LIB_LDLIBS) -lisal $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lm
 
 ifeq ($(SAN),asan)
@@ -58,8 +58,10 @@ EXE_LDFLAGS := -Wl,--export-dynamic-symbol='blkring__*'
 # libraries are installed: $(O)/blkring-modules/TYPE.so, loaded by the
 # registry on the first open of TYPE; installed in PREFIX/lib/blkring-modules.
 MODULE_DIR := $(O)/blkring-modules
+MODULE_LIBS_nbd := -lnbd
 MODULE_LIBS_rbd := -lrbd -lrados
-MODULES := $(if $(wildcard /usr/include/rbd/librbd.h),$(MODULE_DIR)/rbd.so)
+MODULES := $(if $(wildcard /usr/include/libnbd.h),$(MODULE_DIR)/nbd.so) \
+	   $(if $(wildcard /usr/include/rbd/librbd.h),$(MODULE_DIR)/rbd.so)
 $(O)/obj/src/drivers/registry.o: CFLAGS += \
 	-DBLKRING_MODULE_DEFAULT_DIR='"$(PREFIX)/lib/blkring-modules"'
 $(O)/obj/src/drivers/modules/%.o: CFLAGS += -fvisibility=hidden

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what blkring needs to build, run and benchmark, on Debian; with
-# `test`, also what only the tests need (a Ceph cluster and librbd for the
-# rbd module, about 200 MB).  As root it runs apt-get itself (update
+# `test`, also what the network drivers, the NBD export and their tests
+# need (libnbd, nbdkit, qemu-nbd; a Ceph cluster and librbd for the rbd
+# module, about 200 MB).  As root it runs apt-get itself (update
 # first: a fresh machine knows no packages); otherwise it prints the exact
 # line to run and fails.
 set -euo pipefail
@@ -15,7 +16,6 @@ needs=(
 	liburing-dev:/usr/include/liburing.h
 	libjson-c-dev:/usr/include/json-c/json.h
 	libisal-dev:/usr/include/isa-l.h
-	libnbd-dev:/usr/include/libnbd.h
 	jq:jq
 	python3:python3
 	gnuplot-nox:gnuplot
@@ -25,14 +25,15 @@ needs=(
 	man-db:man
 	clang:clang
 	libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
-	nbdkit:nbdkit
-	nbdkit-plugin-dev:/usr/include/nbdkit-plugin.h
-	libnbd-bin:nbdinfo
-	qemu-utils:qemu-img
 )
 
 if [[ ${1:-} == test ]]; then
 	needs+=(
+		libnbd-dev:/usr/include/libnbd.h
+		libnbd-bin:nbdinfo
+		nbdkit:nbdkit
+		nbdkit-plugin-dev:/usr/include/nbdkit-plugin.h
+		qemu-utils:qemu-img
 		librbd-dev:/usr/include/rbd/librbd.h
 		librados-dev:/usr/include/rados/librados.h
 		ceph-mon:ceph-mon

@@ -20,7 +20,7 @@ cxx_case() { # compiler std
 	local name=cxx_${1//+/x}_${2//+/x}
 	if ! command -v "$1" >/dev/null; then
 		skip "$name" "$1 is not installed (scripts/setup.sh installs it)"
-	elif "$1" -std="$2" "${W[@]}" -o "$T/$name" tests/cxx/ring.cpp "$lib" -luring -lnbd -pthread \
+	elif "$1" -std="$2" "${W[@]}" -o "$T/$name" tests/cxx/ring.cpp "$lib" -luring -pthread \
 		2>"$T/err"; then
 		check "$name" '[[ $("$T/$name" 2>&1) == ok ]]' "$("$T/$name" 2>&1 | head -2)"
 	else

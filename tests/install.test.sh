@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make install` as a distribution runs it (DESTDIR, PREFIX=/usr): the .pc
-# names that prefix and lists only libblkring's own libraries, so a program
-# builds against the installed header and .pc, shared and fully static;
-# every man page renders and `man` finds them; `make uninstall` removes
-# everything it put there.  Runs once, in the ASan tree's turn.
+# names that prefix and lists only libblkring's own libraries, the driver
+# modules sit beside the library, so a program builds against the
+# installed header and .pc, shared and fully static; every man page
+# renders and `man` finds them; `make uninstall` removes everything it put
+# there.  Runs once, in the ASan tree's turn.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 [[ ${BLKRING:-} == *asan* ]] || exit 0
@@ -20,6 +21,12 @@ pc=$R/usr/lib/pkgconfig/blkring.pc
 check pc_prefix 'grep -qx "prefix=/usr" "$pc" && grep -q "^Libs.private: -pthread -luring" "$pc" &&
 	! grep -q "isal\|json" "$pc"' "$(tr '\n' ' ' <"$pc")"
 
+# The network drivers are modules beside the library, which itself needs
+# neither libnbd nor librbd.
+check installed_modules '[[ -e $R/usr/lib/blkring-modules/nbd.so ]] &&
+	! readelf -d "$R/usr/lib/libblkring.so" | grep -q "NEEDED.*\(libnbd\|librbd\|librados\)"' \
+	"$(ls "$R/usr/lib/blkring-modules" 2>&1 | tr '\n' ' ')"
+
 export PKG_CONFIG_SYSROOT_DIR=$R PKG_CONFIG_LIBDIR=$R/usr/lib/pkgconfig
 # shellcheck disable=SC2046
 if cc -o "$T/shared" examples/null-randread.c $(pkg-config --cflags --libs blkring) 2>"$T/err" &&
@@ -29,8 +36,8 @@ if cc -o "$T/shared" examples/null-randread.c $(pkg-config --cflags --libs blkri
 else
 	fail installed_shared "$(head -3 "$T/err" "$T/out" 2>/dev/null | tr '\n' ' ')"
 fi
-# libblkring.a with what --static lists (the system's libraries stay shared:
-# libnbd's own dependencies ship no static archives).
+# libblkring.a with what --static lists (the system's libraries stay
+# shared).
 # shellcheck disable=SC2046
 if cc -o "$T/static" examples/null-randread.c $(pkg-config --cflags blkring) \
 	-Wl,-Bstatic -lblkring -Wl,-Bdynamic $(pkg-config --static --libs blkring | sed 's/-lblkring//') \

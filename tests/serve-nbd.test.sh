@@ -41,6 +41,9 @@ mkdir "$T/bin"
 cp "$BLKRING" "$T/bin/blkring"
 ln -s "$PWD/$PLUGIN" "$T/bin/nbdkit-blkring-plugin.so"
 ln -s "$PWD/$(dirname "$PLUGIN")/libblkring.so.1" "$T/bin/libblkring.so.1"
+# The plugin's library loads the nbd module from beside itself (so does
+# the command, which gets the main tree's then: it needs it only to look).
+ln -s "$PWD/$(dirname "$PLUGIN")/blkring-modules" "$T/bin/blkring-modules"
 SB=$T/bin/blkring
 
 # serve NAME SPEC [ARGS...]: `blkring serve` on $T/NAME.sock in the

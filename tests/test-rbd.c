@@ -6,7 +6,7 @@
  * polling beside an unpolled ring, volumes with an rbd leg (reload under
  * load), snapshots, open errors, and a killed OSD: errors within
  * osd_op_timeout, never a hang.  The module is the build tree's
- * (blkring-modules/ beside tests/).
+ * (tests/test.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,24 +90,6 @@ static void rt_start(void)
 	rt.why[0] = '\0';
 }
 
-/* The build tree's module, unless the caller named a directory. */
-static void rt_module_dir(void)
-{
-	char exe[PATH_MAX], dir[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (getenv("BLKRING_MODULE_DIR") || n <= 0)
-		return;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return;
-	*slash = '\0';
-	snprintf(dir, sizeof(dir), "%s/../blkring-modules", exe);
-	setenv("BLKRING_MODULE_DIR", dir, 1);
-}
-
 /* The sanitizers take their options only at start.  librados and librbd
  * keep allocations past exit (the tree's suppressions for LeakSanitizer),
  * and synchronise inside code built without the thread sanitizer, which
@@ -135,7 +117,6 @@ static void rt_setup(void)
 	signal(SIGINT, rt_on_signal);
 	signal(SIGTERM, rt_on_signal);
 	signal(SIGHUP, rt_on_signal);
-	rt_module_dir();
 	snprintf(module, sizeof(module), "%s/rbd.so", getenv("BLKRING_MODULE_DIR"));
 	if (access(module, R_OK))
 		snprintf(rt.why, sizeof(rt.why), "%s is not built (make builds it with librbd-dev)",

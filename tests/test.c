@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,6 +106,25 @@ static void run_case(const struct test_case *tc)
 	else
 		printf("FAIL %s: %s\n", tc->name, why);
 	fflush(stdout);
+}
+
+/* Test programs (TREE/tests/NAME) load their tree's driver modules
+ * (TREE/blkring-modules), unless the caller named a directory. */
+__attribute__((constructor)) static void test_module_dir(void)
+{
+	char exe[PATH_MAX], dir[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (getenv("BLKRING_MODULE_DIR") || n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(dir, sizeof(dir), "%s/../blkring-modules", exe);
+	setenv("BLKRING_MODULE_DIR", dir, 1);
 }
 
 int test_main(const struct test_case *cases, int argc, char **argv)

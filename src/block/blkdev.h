@@ -354,8 +354,8 @@ static inline void blkring__bio_set_buf(struct blkring_bio *bio, void *buf, size
 /* Makes child a chained child of parent (parent's end waits for it). */
 void blkring__bio_chain(struct blkring_bio *child, struct blkring_bio *parent);
 /* Copies between a bio's data window and a flat buffer. */
-void blkring__bio_copy_to(struct blkring_bio *bio, const void *src);
-void blkring__bio_copy_from(struct blkring_bio *bio, void *dst);
+BLKRING__MODULE_API void blkring__bio_copy_to(struct blkring_bio *bio, const void *src);
+BLKRING__MODULE_API void blkring__bio_copy_from(struct blkring_bio *bio, void *dst);
 
 /* A cursor over a bio's data window, for drivers that copy piecewise. */
 struct blkring_bio_iter {
@@ -639,6 +639,8 @@ struct blkring_driver {
 /* The registry (src/drivers/registry.c): block finds drivers by type. */
 const struct blkring_driver *blkring__driver_find(const char *type);
 const struct blkring_driver *blkring__driver_claim(const char *text);
+/* The type of a module that claims text (an nbd:// URI), loaded or not. */
+const char *blkring__module_claim(const char *text);
 /* A separately loaded driver adds itself: -EEXIST when its type is taken. */
 int blkring__driver_register(const struct blkring_driver *drv);
 /* Loads the module that provides type: -ENOENT (no message) when none

@@ -108,10 +108,9 @@ static char *split_type(struct blkring_spec *spec)
 	char *colon;
 
 	spec->drv = blkring__driver_claim(spec->buf);
-	if (spec->drv) {
-		spec->type = spec->drv->type;
+	spec->type = spec->drv ? spec->drv->type : blkring__module_claim(spec->buf);
+	if (spec->type)
 		return spec->buf;
-	}
 	spec->type = spec->buf;
 	colon = strchr(spec->buf, ':');
 	if (!colon)

@@ -20,13 +20,11 @@
 
 extern const struct blkring_driver blkring__null_driver;  /* null.c */
 extern const struct blkring_driver blkring__file_driver;  /* file.c */
-extern const struct blkring_driver blkring__nbd_driver;   /* nbd.c */
 extern const struct blkring_driver blkring__table_driver; /* src/dm/dm-spec.c */
 
 static const struct blkring_driver *const builtin[] = {
     &blkring__null_driver,
     &blkring__file_driver,
-    &blkring__nbd_driver,
     &blkring__table_driver,
 };
 
@@ -36,10 +34,15 @@ struct module {
 	const char *type;
 	const char *symbol;   /* its struct blkring_driver */
 	const char *packages; /* what building it needs (Debian) */
+	/* Specs that are the driver's without TYPE: (it is loaded to open them). */
+	const char *const *prefixes;
 };
 
+static const char *const nbd_uris[] = {"nbd://", "nbds://", "nbd+unix://", "nbds+unix://", NULL};
+
 static const struct module modules[] = {
-    {"rbd", "blkring__rbd_driver", "librbd-dev and librados-dev"},
+    {"nbd", "blkring__nbd_driver", "libnbd-dev", nbd_uris},
+    {"rbd", "blkring__rbd_driver", "librbd-dev and librados-dev", NULL},
 };
 
 #define MODULE_SUBDIR "blkring-modules"
@@ -80,6 +83,15 @@ static const struct blkring_driver *claim_in(const struct blkring_driver *const 
 	for (unsigned i = 0; i < n; i++)
 		if (list[i]->claims && list[i]->claims(text))
 			return list[i];
+	return NULL;
+}
+
+const char *blkring__module_claim(const char *text)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(modules); i++)
+		for (const char *const *p = modules[i].prefixes; p && *p; p++)
+			if (!strncmp(text, *p, strlen(*p)))
+				return modules[i].type;
 	return NULL;
 }
 

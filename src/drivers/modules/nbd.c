@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * nbd devices: a disk exported by an NBD server (nbdkit, qemu-nbd,
- * nbd-server), driven through libnbd's asynchronous calls.
+ * nbd-server), driven through libnbd's asynchronous calls.  Built as a
+ * module (blkring-modules/nbd.so) that the registry loads on the first
+ * nbd: open, so programs that never open one do not load libnbd.
  * `nbd:URI[,key=value...]`, or the URI alone (nbd://, nbds://, nbd+unix://,
  * nbds+unix://); libnbd reads the URI, TLS query keys included.
  *
@@ -966,16 +968,11 @@ static int nbdev_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	/* on failure the registry calls nbdev_destroy() */
 }
 
-/* The URI alone is a spec: `nbd+unix:///?socket=S,connections=2`. */
-static bool nbdev_claims(const char *text)
-{
-	return is_nbd_uri(text);
-}
-
-const struct blkring_driver blkring__nbd_driver = {
+/* What the registry looks up in the module (registry.c, which also claims
+ * the URI alone as a spec: `nbd+unix:///?socket=S,connections=2`). */
+BLKRING__MODULE_API const struct blkring_driver blkring__nbd_driver = {
     .type = "nbd",
     .arg = SPEC_ARG_OPAQUE,
     .arg_name = "URI",
-    .claims = nbdev_claims,
     .open = nbdev_open,
 };
