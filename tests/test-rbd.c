@@ -361,6 +361,16 @@ static void test_ring_ops_eventfd(void)
 	ring_ops("eventfd", 8 * MiB);
 }
 
+static void test_ring_ops_writeback(void)
+{
+	ring_ops("callback,cache=writeback", 40 * MiB);
+}
+
+static void test_ring_ops_uncached(void)
+{
+	ring_ops("eventfd,cache=none", 44 * MiB);
+}
+
 struct rt_thread_arg {
 	struct blkring_dev *dev;
 	unsigned flags;
@@ -488,6 +498,7 @@ static void test_bad_specs(void)
 	rt_open_fails("rbd:rbd/img,osd_op_timeout=0", -EINVAL, "osd_op_timeout", "1 to 86400");
 	rt_open_fails("rbd:rbd/img,poll_queues=17", -EINVAL, "poll_queues", "0 to 16");
 	rt_open_fails("rbd:rbd/img,completion=irq", -EINVAL, "completion", "eventfd");
+	rt_open_fails("rbd:rbd/img,cache=some", -EINVAL, "cache", "writeback");
 	rt_open_fails("rbd:rbd/img,colour=red", -EINVAL, "unknown key 'colour'", "osd_op_timeout");
 }
 
@@ -595,6 +606,8 @@ static const struct test_case cases[] = {
     {"rbd_info", test_info, 60},
     {"rbd_ring_ops_callback", test_ring_ops_callback, 60},
     {"rbd_ring_ops_eventfd", test_ring_ops_eventfd, 60},
+    {"rbd_ring_ops_writeback", test_ring_ops_writeback, 60},
+    {"rbd_ring_ops_uncached", test_ring_ops_uncached, 60},
     {"rbd_poll_callback", test_poll_callback, 60},
     {"rbd_poll_eventfd", test_poll_eventfd, 60},
     {"rbd_poll_refused", test_poll_refused, 60},

@@ -16,6 +16,11 @@
  *   poll_queues=N         poll queues (default 0)
  *   completion=callback|eventfd
  *                         how completions come back (default callback)
+ *   cache=writethrough|writeback|none
+ *                         librbd's cache (default writethrough: a write
+ *                         completes once the OSDs have it; writeback
+ *                         completes it in the cache, and only a flush
+ *                         says whether it reached them)
  *   ro=0|1                read-only
  *
  * One image handle serves every queue (handles of one image in one
@@ -50,16 +55,18 @@
 #define RBD_REAP_BATCH 32
 
 static const char rbdev_keys[] =
-    "conf, id, cluster, mon_host, keyring, osd_op_timeout, poll_queues, completion, ro";
+    "conf, id, cluster, mon_host, keyring, osd_op_timeout, poll_queues, completion, cache, ro";
 static const char *const completion_modes[] = {"callback", "eventfd", NULL};
+static const char *const cache_modes[] = {"writethrough", "writeback", "none", NULL};
 
 enum { COMPLETE_CALLBACK, COMPLETE_EVENTFD };
+enum { CACHE_WRITETHROUGH, CACHE_WRITEBACK, CACHE_NONE };
 
 struct rbdev_conf {
 	const char *name; /* POOL/IMAGE[@SNAP], for messages */
 	const char *conf, *id, *cluster, *mon_host, *keyring;
 	uint64_t osd_op_timeout, poll_queues;
-	unsigned completion;
+	unsigned completion, cache;
 	bool ro;
 };
 
@@ -406,6 +413,20 @@ static int conf_set(struct rbdev *rd, const char *key, const char *val)
 	           : 0;
 }
 
+/* librbd's own default, writethrough until the first flush and writeback
+ * after it, would change what a write's completion means mid-run. */
+static int set_cache(struct rbdev *rd)
+{
+	switch (rd->conf.cache) {
+	case CACHE_WRITEBACK:
+		return conf_set(rd, "rbd_cache", "true")
+		           ?: conf_set(rd, "rbd_cache_writethrough_until_flush", "false");
+	case CACHE_NONE:
+		return conf_set(rd, "rbd_cache", "false");
+	}
+	return conf_set(rd, "rbd_cache", "true") ?: conf_set(rd, "rbd_cache_max_dirty", "0");
+}
+
 static int connect_cluster(struct rbdev *rd)
 {
 	char timeout[24], name[128];
@@ -425,7 +446,7 @@ static int connect_cluster(struct rbdev *rd)
 	      conf_set(rd, "keyring", rd->conf.keyring) ?:
 	      conf_set(rd, "rados_osd_op_timeout", timeout) ?:
 	      conf_set(rd, "rados_mon_op_timeout", timeout) ?:
-	      conf_set(rd, "client_mount_timeout", timeout);
+	      conf_set(rd, "client_mount_timeout", timeout) ?: set_cache(rd);
 	if (ret)
 		return ret;
 	ret = rados_connect(rd->cluster);
@@ -546,6 +567,7 @@ static int parse_keys(struct blkring_spec *spec, struct rbdev_conf *c)
 	return blkring__spec_u64(spec, "osd_op_timeout", &c->osd_op_timeout) ?:
 	       blkring__spec_u64(spec, "poll_queues", &c->poll_queues) ?:
 	       blkring__spec_choice(spec, "completion", completion_modes, &c->completion) ?:
+	       blkring__spec_choice(spec, "cache", cache_modes, &c->cache) ?:
 	       blkring__spec_bool(spec, "ro", &c->ro) ?:
 	       blkring__spec_check_unused(spec, rbdev_keys);
 }
