@@ -3,7 +3,9 @@
  * Suspend, load, resume: held I/O replayed exactly once, NOWAIT refused
  * while suspended, in-flight I/O drained before suspend returns, tables
  * swapped while other threads keep I/O in flight (every completion
- * counted once, every read checked), and the layout description.
+ * counted once, every read checked), also between tables whose limits and
+ * features differ (I/O split to the new ones, held I/O checked again at
+ * replay), and the layout description.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +20,7 @@
 #define A MEM("a", "")
 #define B MEM("b", "")
 #define C MEM("c", ",irqmode=none")
+#define D MEM("d", ",max_sectors=8,discard=1")
 #define SLOW "null:memory_backed=1,size=1M,irqmode=timer,completion_nsec=20000000,name=slow"
 
 struct tio {
@@ -25,7 +28,7 @@ struct tio {
 	_Atomic int calls;
 	int status;
 	uint64_t sector;
-	unsigned char buf[4096];
+	unsigned char buf[8192];
 };
 
 static void tio_end(struct blkring_bio *bio)
@@ -73,7 +76,7 @@ static void write_pattern(struct blkring_dev *dev, uint64_t sectors)
 
 static bool pattern_ok(const unsigned char *buf, size_t len, uint64_t sector)
 {
-	unsigned char want[4096];
+	unsigned char want[sizeof(((struct tio *)0)->buf)];
 
 	pattern(want, len, sector);
 	return !memcmp(want, buf, len);
@@ -188,6 +191,7 @@ static _Atomic bool stop;
 struct worker {
 	struct blkring_dev *dev;
 	unsigned seed;
+	size_t len; /* bytes per read */
 	_Atomic unsigned long rounds;
 	unsigned long submitted, completed, refused, bad;
 	struct tio *t;
@@ -208,11 +212,11 @@ static void *worker_main(void *arg)
 
 		w->rounds++;
 		for (unsigned i = 0; i < DEPTH; i++) {
-			uint64_t sector = next_rand(&w->seed) % (VOL_SECTORS - 8);
+			uint64_t sector = next_rand(&w->seed) % (VOL_SECTORS - 16);
 			int ret;
 
 			flags[i] = next_rand(&w->seed) % 4 ? 0 : BIO_NOWAIT;
-			ret = tio_submit(&w->t[i], w->dev, REQ_OP_READ, sector, 4096, flags[i]);
+			ret = tio_submit(&w->t[i], w->dev, REQ_OP_READ, sector, w->len, flags[i]);
 			if (ret == -EAGAIN && flags[i]) {
 				w->refused++;
 				flags[i] = ~0U;
@@ -227,7 +231,7 @@ static void *worker_main(void *arg)
 				continue;
 			tio_wait(&w->t[i]);
 			w->completed++;
-			if (w->t[i].status || !pattern_ok(w->t[i].buf, 4096, w->t[i].sector))
+			if (w->t[i].status || !pattern_ok(w->t[i].buf, w->len, w->t[i].sector))
 				w->bad++;
 		}
 	}
@@ -244,22 +248,33 @@ static unsigned long slowest_worker(struct worker *w)
 	return min;
 }
 
-static void test_reload_under_io(void)
+/* Workers read len bytes at random while the volume cycles through the
+ * tables; every read ends once, well and with the pattern.  The test holds
+ * the legs open, so their data outlives the tables that use them. */
+static void reload_under_io(const char *const *tabs, unsigned nr, const char *const *legs,
+                            unsigned nr_legs, size_t len)
 {
-	struct blkring_dev *dev = test_vol(tables[0], NULL);
+	struct blkring_dev *dev = test_vol(tabs[0], NULL), *held[2];
 	struct worker w[THREADS];
 	pthread_t th[THREADS];
 	unsigned reloads;
 
-	write_pattern(dev, VOL_SECTORS);
+	CHECK(nr_legs <= ARRAY_SIZE(held));
+	for (unsigned i = 0; i < nr_legs; i++)
+		held[i] = test_open(legs[i]);
+	for (unsigned i = 0; i < nr; i++) {
+		CHECK_EQ(blkring_vol_load(dev, tabs[i], NULL), 0);
+		CHECK_EQ(blkring_vol_resume(dev), 0);
+		write_pattern(dev, VOL_SECTORS);
+	}
 	for (unsigned i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){
-		    .dev = dev, .seed = i + 1, .t = calloc(DEPTH, sizeof(struct tio))};
+		    .dev = dev, .seed = i + 1, .len = len, .t = calloc(DEPTH, sizeof(struct tio))};
 		CHECK(w[i].t);
 		CHECK_EQ(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
 	}
 	for (reloads = 0; reloads < RELOADS || slowest_worker(w) < MIN_ROUNDS; reloads++) {
-		CHECK_EQ(blkring_vol_load(dev, tables[reloads % ARRAY_SIZE(tables)], NULL), 0);
+		CHECK_EQ(blkring_vol_load(dev, tabs[reloads % nr], NULL), 0);
 		if (reloads % 3 == 0)
 			CHECK_EQ(blkring_vol_suspend(dev), 0);
 		CHECK_EQ(blkring_vol_resume(dev), 0);
@@ -278,6 +293,25 @@ static void test_reload_under_io(void)
 		free(w[i].t);
 	}
 	CHECK_EQ(blkring_dev_close(dev), 0);
+	for (unsigned i = 0; i < nr_legs; i++)
+		CHECK_EQ(blkring_dev_close(held[i]), 0);
+}
+
+static void test_reload_under_io(void)
+{
+	static const char *const legs[] = {A};
+
+	reload_under_io(tables, ARRAY_SIZE(tables), legs, ARRAY_SIZE(legs), 4096);
+}
+
+/* A's limits and features, then D's (4 KiB at most, discard): 8 KiB reads
+ * fit one table and are split under the other. */
+static void test_reload_limits_under_io(void)
+{
+	static const char *const tabs[] = {"0 1024 linear " A " 0", "0 1024 linear " D " 0"};
+	static const char *const legs[] = {A, D};
+
+	reload_under_io(tabs, ARRAY_SIZE(tabs), legs, ARRAY_SIZE(legs), 8192);
 }
 
 /* ---- describe ---- */
@@ -344,6 +378,7 @@ static const struct test_case cases[] = {
     {"close-while-held", test_close_while_held, 0},
     {"load-and-swap", test_load_and_swap, 0},
     {"reload-under-io", test_reload_under_io, 120},
+    {"reload-limits-under-io", test_reload_limits_under_io, 120},
     {"describe", test_describe, 0},
     {NULL, NULL, 0},
 };

@@ -949,10 +949,9 @@ static void *nt_load_thread(void *p)
 	return NULL;
 }
 
-/* A reload under load swaps a local leg for a remote one: no I/O fails,
- * and what the volume writes after lands on the server.  The null leg has
- * the nbd leg's limits: a reload that changes a volume's limits writes
- * them while submitters read them (src/dm/dm.c, dm_apply_table()). */
+/* A reload under load swaps a local leg for a remote one, whose limits
+ * and features differ: no I/O fails, and what the volume writes after
+ * lands on the server. */
 static void test_volume_reload_remote(void)
 {
 	const char *uri = nt_uri(S_MEM);
@@ -962,10 +961,7 @@ static void test_volume_reload_remote(void)
 	pthread_t t;
 	unsigned long before;
 
-	a.vol =
-	    test_vol("0 131072 linear null:memory_backed=1,size=64M,max_sectors=65536,discard=1,"
-	             "write_zeroes=1,name=nbd-reload 0\n",
-	             NULL);
+	a.vol = test_vol("0 131072 linear null:memory_backed=1,size=64M,name=nbd-reload 0\n", NULL);
 	CHECK_EQ(pthread_create(&t, NULL, nt_load_thread, &a), 0);
 	while (atomic_load(&a.done) < 20)
 		usleep(1000);

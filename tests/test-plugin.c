@@ -415,8 +415,7 @@ static void *reload_io(void *arg)
 	return NULL;
 }
 
-/* The size is read only once the reload is done: the library's
- * blkring_dev_info() is not meant to race a table swap. */
+/* The size is checked once the reload is done. */
 static void wait_reloads(int n)
 {
 	for (int i = 0; i < 500 && atomic_load(&nr_reloads) < n; i++)
@@ -432,10 +431,8 @@ static void reload_to(const char *table, const char *text, int n)
 }
 
 /*
- * SIGHUP with I/O going: the new table serves and no request fails.  That
- * swap keeps the size (the library's fast range check reads the size
- * unlocked: a resize races submitters); the resize comes with no I/O
- * going.  A bad table leaves the live one serving.
+ * SIGHUP with I/O going: the new table serves and no request fails; then a
+ * resize, and a bad table, which leaves the live one serving.
  */
 static void plugin_reload(void)
 {

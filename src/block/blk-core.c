@@ -16,14 +16,14 @@
 
 int blkring__validate_byte_range(struct blkring_dev *dev, uint64_t offset, uint64_t len)
 {
-	uint64_t bs_mask = dev->limits.logical_block_size - 1;
+	uint64_t bs_mask = READ_ONCE(dev->limits.logical_block_size) - 1;
 	uint64_t end;
 
 	if ((offset | len) & bs_mask)
 		return -EINVAL;
 	if (!len)
 		return -EINVAL;
-	if (__builtin_add_overflow(offset, len, &end) || end > dev->size)
+	if (__builtin_add_overflow(offset, len, &end) || end > READ_ONCE(dev->size))
 		return -EINVAL;
 	return 0;
 }
@@ -35,18 +35,19 @@ static inline uint64_t max_bytes(const struct blkring_dev *dev, unsigned op)
 	switch (op) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
-		sectors = dev->limits.max_sectors;
+		sectors = READ_ONCE(dev->limits.max_sectors);
 		break;
 	case REQ_OP_DISCARD:
-		sectors = dev->limits.max_discard_sectors;
+		sectors = READ_ONCE(dev->limits.max_discard_sectors);
 		break;
 	case REQ_OP_WRITE_ZEROES:
-		sectors = dev->limits.max_write_zeroes_sectors;
+		sectors = READ_ONCE(dev->limits.max_write_zeroes_sectors);
 		break;
 	default:
 		return UINT64_MAX;
 	}
-	return (sectors << SECTOR_SHIFT) & ~((uint64_t)dev->limits.logical_block_size - 1);
+	return (sectors << SECTOR_SHIFT) &
+	       ~((uint64_t)READ_ONCE(dev->limits.logical_block_size) - 1);
 }
 
 uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op)
@@ -59,17 +60,17 @@ uint64_t blkring__max_bio_bytes(const struct blkring_dev *dev, unsigned op)
 static int check_buffer_alignment(struct blkring_bio *bio)
 {
 	const struct blkring_limits *lim = &bio->dev->limits;
-	uint64_t len_mask = lim->logical_block_size - 1;
+	uint64_t len_mask = READ_ONCE(lim->logical_block_size) - 1;
 
-	if (!lim->dma_alignment)
+	if (!READ_ONCE(lim->dma_alignment))
 		return 0;
-	if (bio->vec_skip & lim->dma_alignment)
+	if (bio->vec_skip & READ_ONCE(lim->dma_alignment))
 		return -EINVAL;
 	for (uint32_t i = 0; i < bio->nr_vecs; i++) {
 		uintptr_t base = (uintptr_t)bio->vec[i].iov_base + (i ? 0 : bio->vec_skip);
 		uint64_t len = bio->vec[i].iov_len - (i ? 0 : bio->vec_skip);
 
-		if ((base & lim->dma_alignment) || (len & len_mask))
+		if ((base & READ_ONCE(lim->dma_alignment)) || (len & len_mask))
 			return -EINVAL;
 	}
 	return 0;
@@ -81,16 +82,16 @@ static inline int check_rw(struct blkring_bio *bio)
 	struct blkring_dev *dev = bio->dev;
 
 	/* As Linux's bio_check_ro(): before any check of the range. */
-	if (unlikely(bio->op == REQ_OP_WRITE && dev->read_only))
+	if (unlikely(bio->op == REQ_OP_WRITE && READ_ONCE(dev->read_only)))
 		return -EBADF;
 	if (unlikely(bio->status))
 		return bio->status; /* sub-sector offset, see blkring__bio_init() */
 	if (unlikely(blkring__validate_byte_range(dev, bio->sector << SECTOR_SHIFT, bio->size) ||
 	             bio->size > MAX_RW_BYTES || !bio->vec))
 		return -EINVAL;
-	if (unlikely((bio->flags & BIO_POLLED) && !(dev->features & BLKRING_FEAT_POLL)))
+	if (unlikely((bio->flags & BIO_POLLED) && !(READ_ONCE(dev->features) & BLKRING_FEAT_POLL)))
 		return -EOPNOTSUPP;
-	if (unlikely(dev->limits.dma_alignment))
+	if (unlikely(READ_ONCE(dev->limits.dma_alignment)))
 		return check_buffer_alignment(bio);
 	return 0;
 }
@@ -101,7 +102,7 @@ static int check_other(struct blkring_bio *bio)
 	uint32_t feature;
 
 	/* As Linux's bio_check_ro(), for every op that writes. */
-	if (bio->op != REQ_OP_FLUSH && dev->read_only)
+	if (bio->op != REQ_OP_FLUSH && READ_ONCE(dev->read_only))
 		return -EBADF;
 	if (bio->status)
 		return bio->status;
@@ -117,7 +118,7 @@ static int check_other(struct blkring_bio *bio)
 	default:
 		return -EINVAL;
 	}
-	if (!(dev->features & feature))
+	if (!(READ_ONCE(dev->features) & feature))
 		return -EOPNOTSUPP;
 	return blkring__validate_byte_range(dev, bio->sector << SECTOR_SHIFT, bio->size);
 }
@@ -192,14 +193,14 @@ static __attribute__((noinline)) int submit_bio_slow(struct blkring_bio *bio)
 	ret = likely(bio->op <= REQ_OP_WRITE) ? check_rw(bio) : check_other(bio);
 	if (unlikely(ret))
 		return ret;
-	if (unlikely(bio->op == REQ_OP_FLUSH && !(dev->features & BLKRING_FEAT_FLUSH))) {
+	if (unlikely(bio->op == REQ_OP_FLUSH && !(READ_ONCE(dev->features) & BLKRING_FEAT_FLUSH))) {
 		/* No volatile cache: nothing to flush (Linux ends it at once). */
 		bio->account = true;
 		blkring__bio_endio(bio, 0);
 		return 0;
 	}
 	bio->account = true;
-	if (!(dev->features & BLKRING_FEAT_FUA))
+	if (!(READ_ONCE(dev->features) & BLKRING_FEAT_FUA))
 		bio->flags &= ~BIO_FUA;
 	max = max_bytes(dev, bio->op);
 	if (unlikely(bio->size > max))
@@ -221,17 +222,17 @@ static __attribute__((noinline)) int submit_bio_slow(struct blkring_bio *bio)
 static inline bool rw_fits(const struct blkring_bio *bio, const struct blkring_dev *dev)
 {
 	uint64_t off = bio->sector << SECTOR_SHIFT, size = bio->size, end;
-	uint64_t max = (uint64_t)dev->limits.max_sectors << SECTOR_SHIFT;
+	uint64_t max = (uint64_t)READ_ONCE(dev->limits.max_sectors) << SECTOR_SHIFT;
 
 	if (bio->op > REQ_OP_WRITE || bio->flags || bio->status ||
-	    (bio->op == REQ_OP_WRITE && dev->read_only))
+	    (bio->op == REQ_OP_WRITE && READ_ONCE(dev->read_only)))
 		return false;
-	if (((off | size) & (dev->limits.logical_block_size - 1)) || size - 1 >= max ||
+	if (((off | size) & (READ_ONCE(dev->limits.logical_block_size) - 1)) || size - 1 >= max ||
 	    size > MAX_RW_BYTES)
 		return false;
-	if (__builtin_add_overflow(off, size, &end) || end > dev->size)
+	if (__builtin_add_overflow(off, size, &end) || end > READ_ONCE(dev->size))
 		return false;
-	return bio->vec && !dev->limits.dma_alignment;
+	return bio->vec && !READ_ONCE(dev->limits.dma_alignment);
 }
 
 int blkring__submit_bio(struct blkring_bio *bio)

@@ -174,9 +174,9 @@ int blkring__blkdev_issue_discard(struct blkring_bio *bio, uint64_t start, uint6
 	struct blkring_dev *dev = bio->dev;
 	int ret;
 
-	if (!(dev->features & BLKRING_FEAT_DISCARD))
+	if (!(READ_ONCE(dev->features) & BLKRING_FEAT_DISCARD))
 		return -EOPNOTSUPP;
-	if (dev->read_only)
+	if (READ_ONCE(dev->read_only))
 		return -EBADF;
 	ret = blkring__validate_byte_range(dev, start, len);
 	if (ret)
@@ -188,12 +188,12 @@ int blkring__blkdev_issue_zeroout(struct blkring_bio *bio, uint64_t start, uint6
                                   unsigned zero_flags, bool nowait)
 {
 	struct blkring_dev *dev = bio->dev;
-	bool offload = dev->features & BLKRING_FEAT_WRITE_ZEROES;
+	bool offload = READ_ONCE(dev->features) & BLKRING_FEAT_WRITE_ZEROES;
 	int ret;
 
 	if (!offload && (zero_flags & BLKRING_ZERO_NOFALLBACK))
 		return -EOPNOTSUPP;
-	if (dev->read_only)
+	if (READ_ONCE(dev->read_only))
 		return -EBADF;
 	ret = blkring__validate_byte_range(dev, start, len);
 	if (ret)

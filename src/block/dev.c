@@ -417,18 +417,18 @@ int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info)
 	memset(info, 0, sizeof(*info));
 	info->type = dev->ops->name;
 	info->spec = dev->spec;
-	info->size = dev->size;
-	info->logical_block_size = dev->limits.logical_block_size;
-	info->physical_block_size = dev->limits.physical_block_size;
-	info->max_sectors = dev->limits.max_sectors;
-	info->max_discard_sectors = dev->limits.max_discard_sectors;
-	info->discard_granularity = dev->limits.discard_granularity;
-	info->max_write_zeroes_sectors = dev->limits.max_write_zeroes_sectors;
-	info->features = dev->features;
+	info->size = READ_ONCE(dev->size);
+	info->logical_block_size = READ_ONCE(dev->limits.logical_block_size);
+	info->physical_block_size = READ_ONCE(dev->limits.physical_block_size);
+	info->max_sectors = READ_ONCE(dev->limits.max_sectors);
+	info->max_discard_sectors = READ_ONCE(dev->limits.max_discard_sectors);
+	info->discard_granularity = READ_ONCE(dev->limits.discard_granularity);
+	info->max_write_zeroes_sectors = READ_ONCE(dev->limits.max_write_zeroes_sectors);
+	info->features = READ_ONCE(dev->features);
 	info->nr_hw_queues = dev->nr_hw_queues;
 	info->nr_poll_queues = dev->nr_poll_queues;
 	info->queue_depth = dev->hctxs ? dev->hctxs[0].depth : 0;
-	info->read_only = dev->read_only;
+	info->read_only = READ_ONCE(dev->read_only);
 	for (unsigned s = 0; s < BLKRING_STATS_SHARDS; s++) {
 		const struct blkring_dev_stats *st = &dev->stats[s];
 

@@ -133,7 +133,7 @@ static int add_leg(struct dm_poll_list *pl, struct blkring_dev *dev)
 
 	if (blkring__dm_is_volume(dev))
 		return add_volume(pl, dev);
-	if (!(dev->features & BLKRING_FEAT_POLL))
+	if (!(READ_ONCE(dev->features) & BLKRING_FEAT_POLL))
 		return 0;
 	if (!dev->ops->poll_queue)
 		return add_queue(pl, dev, NULL);

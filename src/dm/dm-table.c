@@ -181,8 +181,8 @@ static int open_leg(struct dm_target *ti, unsigned arg, struct blkring_dev **dev
 static int check_leg(struct dm_target *ti, unsigned arg, struct blkring_dev *dev, uint64_t start,
                      uint64_t len)
 {
-	uint64_t sectors = dev->size >> SECTOR_SHIFT, end;
-	uint32_t lbs = dev->limits.logical_block_size;
+	uint64_t sectors = READ_ONCE(dev->size) >> SECTOR_SHIFT, end;
+	uint32_t lbs = READ_ONCE(dev->limits.logical_block_size);
 	bool cycle = false;
 
 	if (ti->table->owner) {
@@ -405,16 +405,20 @@ static uint32_t max_u32(uint32_t a, uint32_t b)
 }
 
 /* Linux's blk_stack_limits, the parts we keep: the strictest of each. */
+/* A leg that is a volume may be swapping its table: each field once. */
 static void stack_limits(struct blkring_limits *l, const struct blkring_limits *leg)
 {
-	l->logical_block_size = max_u32(l->logical_block_size, leg->logical_block_size);
-	l->physical_block_size = max_u32(l->physical_block_size, leg->physical_block_size);
-	l->max_sectors = min_u32(l->max_sectors, leg->max_sectors);
-	l->max_discard_sectors = min_u32(l->max_discard_sectors, leg->max_discard_sectors);
-	l->discard_granularity = max_u32(l->discard_granularity, leg->discard_granularity);
+	l->logical_block_size = max_u32(l->logical_block_size, READ_ONCE(leg->logical_block_size));
+	l->physical_block_size =
+	    max_u32(l->physical_block_size, READ_ONCE(leg->physical_block_size));
+	l->max_sectors = min_u32(l->max_sectors, READ_ONCE(leg->max_sectors));
+	l->max_discard_sectors =
+	    min_u32(l->max_discard_sectors, READ_ONCE(leg->max_discard_sectors));
+	l->discard_granularity =
+	    max_u32(l->discard_granularity, READ_ONCE(leg->discard_granularity));
 	l->max_write_zeroes_sectors =
-	    min_u32(l->max_write_zeroes_sectors, leg->max_write_zeroes_sectors);
-	l->dma_alignment = l->dma_alignment | leg->dma_alignment;
+	    min_u32(l->max_write_zeroes_sectors, READ_ONCE(leg->max_write_zeroes_sectors));
+	l->dma_alignment = l->dma_alignment | READ_ONCE(leg->dma_alignment);
 }
 
 /*
@@ -439,9 +443,9 @@ static void stack_table(struct dm_table *t)
 		uint32_t features = ti->nr_legs ? FEAT_ALL : ti->features;
 
 		for (unsigned l = 0; l < ti->nr_legs; l++) {
-			features &= ti->legs[l].dev->features;
+			features &= READ_ONCE(ti->legs[l].dev->features);
 			stack_limits(&t->limits, &ti->legs[l].dev->limits);
-			t->read_only |= ti->legs[l].dev->read_only;
+			t->read_only |= READ_ONCE(ti->legs[l].dev->read_only);
 		}
 		t->features &= features;
 	}

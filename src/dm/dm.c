@@ -218,10 +218,12 @@ static int dm_queue(struct dm_io *io, struct dm_target *ti, struct dm_clone *c)
 }
 
 /* Reads and writes: cut at target ends and at chunk boundaries. */
+/* Pieces also fit the table's own limits: the original met the volume's
+ * when it was submitted, which a reload may have lowered since. */
 static int dm_split_rw(struct dm_io *io, const struct dm_table *t)
 {
 	struct blkring_bio *orig = io->orig;
-	uint64_t sector = orig->sector;
+	uint64_t sector = orig->sector, table_max = (uint64_t)t->limits.max_sectors;
 
 	for (uint64_t done = 0; done < orig->size;) {
 		struct dm_target *ti = blkring__dm_table_find(t, sector);
@@ -231,7 +233,8 @@ static int dm_split_rw(struct dm_io *io, const struct dm_table *t)
 
 		if (unlikely(!ti))
 			return -EIO;
-		max = blkring__dm_max_io_len(ti, sector) << SECTOR_SHIFT;
+		max = blkring__dm_max_io_len(ti, sector);
+		max = (max < table_max ? max : table_max) << SECTOR_SHIFT;
 		len = len < max ? len : max;
 		c = dm_clone_new(io, orig->op, sector, len, 0);
 		if (unlikely(!c))
@@ -252,14 +255,19 @@ static int dm_split_range(struct dm_io *io, const struct dm_table *t)
 {
 	struct blkring_bio *orig = io->orig;
 	uint64_t sector = orig->sector;
+	uint64_t table_max = orig->op == REQ_OP_DISCARD ? t->limits.max_discard_sectors
+	                                                : t->limits.max_write_zeroes_sectors;
 
+	if (!table_max)
+		return -EOPNOTSUPP; /* the new table's legs cannot */
 	for (uint64_t done = 0; done < orig->size;) {
 		struct dm_target *ti = blkring__dm_table_find(t, sector);
 		uint64_t len = orig->size - done, max;
 
 		if (!ti)
 			return -EIO;
-		max = (ti->begin + ti->len - sector) << SECTOR_SHIFT;
+		max = ti->begin + ti->len - sector;
+		max = (max < table_max ? max : table_max) << SECTOR_SHIFT;
 		len = len < max ? len : max;
 		for (unsigned n = 0; n < ti->num_discard_clones; n++) {
 			struct dm_clone *c = dm_clone_new(io, orig->op, sector, len, n);
@@ -558,20 +566,24 @@ static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 
 /* ---- volume objects ---- */
 
+/* Submitters read these as they change (READ_ONCE in blk-core.c): each
+ * field is written whole.  A bio checked against the old ones meanwhile
+ * is held (the volume is suspended) and checked again at replay. */
 static void dm_apply_table(struct dm_volume *v, const struct dm_table *t)
 {
 	struct blkring_dev *dev = v->dev;
-	bool ro = t->read_only || v->ro;
+	struct blkring_limits *l = &dev->limits;
 
-	/* Written only when they change, so an equal reload races no reader. */
-	if (dev->size != t->sectors << SECTOR_SHIFT)
-		dev->size = t->sectors << SECTOR_SHIFT;
-	if (memcmp(&dev->limits, &t->limits, sizeof(t->limits)))
-		dev->limits = t->limits;
-	if (dev->features != t->features)
-		dev->features = t->features;
-	if (dev->read_only != ro)
-		dev->read_only = ro;
+	WRITE_ONCE(dev->size, t->sectors << SECTOR_SHIFT);
+	WRITE_ONCE(l->logical_block_size, t->limits.logical_block_size);
+	WRITE_ONCE(l->physical_block_size, t->limits.physical_block_size);
+	WRITE_ONCE(l->max_sectors, t->limits.max_sectors);
+	WRITE_ONCE(l->max_discard_sectors, t->limits.max_discard_sectors);
+	WRITE_ONCE(l->discard_granularity, t->limits.discard_granularity);
+	WRITE_ONCE(l->max_write_zeroes_sectors, t->limits.max_write_zeroes_sectors);
+	WRITE_ONCE(l->dma_alignment, t->limits.dma_alignment);
+	WRITE_ONCE(dev->features, t->features);
+	WRITE_ONCE(dev->read_only, t->read_only || v->ro);
 }
 
 static void dm_end_held(struct llist_node *n, int status)
@@ -675,7 +687,9 @@ void blkring__dm_swap(struct dm_volume *v)
 	blkring__dm_table_destroy(old);
 }
 
-/* Held bios go again, in arrival order, through the new table. */
+/* Held bios go again, in arrival order, through the block layer's checks
+ * against the new table's size and limits (split where they shrank), as
+ * Linux resubmits what a suspended dm device held. */
 void blkring__dm_replay(struct dm_volume *v)
 {
 	struct llist_node *n;
@@ -689,7 +703,7 @@ void blkring__dm_replay(struct dm_volume *v)
 	while (n) {
 		struct llist_node *next = n->next;
 		struct blkring_bio *bio = container_of(n, struct blkring_bio, node);
-		int ret = dm_submit_bio(v->dev, bio);
+		int ret = blkring__submit_bio(bio);
 
 		if (ret)
 			blkring__bio_endio(bio, ret);

@@ -12,6 +12,12 @@
 #define CACHELINE 64
 #define __cacheline_aligned __attribute__((aligned(CACHELINE)))
 
+/* A volume's size, limits, features and read-only flag change at a table
+ * swap while submitters read them (Linux's READ_ONCE/WRITE_ONCE): each
+ * field is read and written whole, a plain load or store on x86. */
+#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
 /* The module interface (Linux's EXPORT_SYMBOL): what drivers built as
  * separately loaded modules call.  The shared library exports these, and
  * programs linked with the static one export them from the executable. */
