@@ -48,7 +48,10 @@ TOOL_OBJS := $(TOOL_SRCS:%.c=$(O)/obj/%.o)
 TEST_LIB_OBJS := $(TEST_LIB_SRCS:%.c=$(O)/obj/%.o)
 TESTS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
 EXAMPLES := $(EXAMPLE_SRCS:examples/%.c=$(O)/examples/%)
-BENCHES := $(BENCH_SRCS:bench/%.c=$(O)/bench/%)
+# bench/nbd-raw.c is a libnbd client: built where libnbd-dev is.
+BENCHES := $(filter-out $(if $(wildcard /usr/include/libnbd.h),,$(O)/bench/nbd-raw), \
+	   $(BENCH_SRCS:bench/%.c=$(O)/bench/%))
+$(O)/bench/nbd-raw: LDLIBS += -lnbd
 
 # Programs linked with the static library export the module interface
 # (BLKRING__MODULE_API in src/lib/compiler.h), which loaded modules call.
