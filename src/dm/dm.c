@@ -568,7 +568,7 @@ static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 
 /* Submitters read these as they change (READ_ONCE in blk-core.c): each
  * field is written whole.  A bio checked against the old ones meanwhile
- * is held (the volume is suspended) and checked again at replay. */
+ * is cut to the new table's when it is mapped. */
 static void dm_apply_table(struct dm_volume *v, const struct dm_table *t)
 {
 	struct blkring_dev *dev = v->dev;
@@ -687,9 +687,8 @@ void blkring__dm_swap(struct dm_volume *v)
 	blkring__dm_table_destroy(old);
 }
 
-/* Held bios go again, in arrival order, through the block layer's checks
- * against the new table's size and limits (split where they shrank), as
- * Linux resubmits what a suspended dm device held. */
+/* Held bios go again, in arrival order, through the new table, which cuts
+ * them to its own limits (dm_split_rw()). */
 void blkring__dm_replay(struct dm_volume *v)
 {
 	struct llist_node *n;
@@ -703,7 +702,7 @@ void blkring__dm_replay(struct dm_volume *v)
 	while (n) {
 		struct llist_node *next = n->next;
 		struct blkring_bio *bio = container_of(n, struct blkring_bio, node);
-		int ret = blkring__submit_bio(bio);
+		int ret = dm_submit_bio(v->dev, bio);
 
 		if (ret)
 			blkring__bio_endio(bio, ret);
