@@ -304,87 +304,16 @@ static const char *nt_uri(unsigned which)
 
 /* ---- helpers ---- */
 
-static struct blkring_dev *nt_open(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static struct blkring_dev *nt_open(const char *fmt, ...)
-{
-	char spec[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(spec, sizeof(spec), fmt, ap);
-	va_end(ap);
-	return test_open(spec);
-}
-
-/* Opening fails with err and a message holding both texts. */
-static void nt_open_fails(const char *spec, int err, const char *text1, const char *text2)
-{
-	struct blkring_dev *dev = NULL;
-	int ret = blkring_dev_open(spec, &dev);
-	const char *msg = blkring_last_error();
-
-	if (ret != err)
-		TEST_FAIL("open %s: %d, expected %d (%s)", spec, ret, err, msg);
-	if ((text1 && !strstr(msg, text1)) || (text2 && !strstr(msg, text2)))
-		TEST_FAIL("open %s: message '%s' lacks '%s' / '%s'", spec, msg, text1,
-		          text2 ? text2 : "");
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void *nt_alloc(size_t size)
-{
-	void *p = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
-
-	CHECK(p);
-	return p;
-}
-
-/* A pattern that tells every 8 bytes of every device offset apart. */
-static void nt_fill(void *buf, size_t len, uint64_t off, uint64_t seed)
-{
-	uint64_t *p = buf;
-
-	for (size_t i = 0; i < len / 8; i++)
-		p[i] = (off + i * 8) * 0x9e3779b97f4a7c15ULL ^ seed;
-}
-
-static bool nt_pattern_ok(const void *buf, size_t len, uint64_t off, uint64_t seed)
-{
-	const uint64_t *p = buf;
-
-	for (size_t i = 0; i < len / 8; i++)
-		if (p[i] != ((off + i * 8) * 0x9e3779b97f4a7c15ULL ^ seed))
-			return false;
-	return true;
-}
-
-static bool nt_zero(const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-
-	for (size_t i = 0; i < len; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 /* Writes [off, off+len) with the blocking calls and reads it back. */
 static void nt_roundtrip(struct blkring_dev *dev, uint64_t off, size_t len, uint64_t seed)
 {
-	char *buf = nt_alloc(len), *out = nt_alloc(len);
+	char *buf = test_alloc(len), *out = test_alloc(len);
 
-	nt_fill(buf, len, off, seed);
+	test_fill(buf, len, off, seed);
 	CHECK_EQ(blkring_dev_pwrite(dev, buf, len, off), (ssize_t)len);
 	memset(out, 0xa5, len);
 	CHECK_EQ(blkring_dev_pread(dev, out, len, off), (ssize_t)len);
-	CHECK(nt_pattern_ok(out, len, off, seed));
+	CHECK(test_pattern_ok(out, len, off, seed));
 	free(buf);
 	free(out);
 }
@@ -392,48 +321,6 @@ static void nt_roundtrip(struct blkring_dev *dev, uint64_t off, size_t len, uint
 static void nt_info(struct blkring_dev *dev, struct blkring_dev_info *info)
 {
 	CHECK_EQ(blkring_dev_info(dev, info), 0);
-}
-
-static void nt_ring(struct blkring *ring, unsigned flags, struct blkring_dev *dev)
-{
-	CHECK_EQ(blkring_queue_init(64, ring, flags), 0);
-	CHECK_EQ(blkring_register_devices(ring, &dev, 1), 0);
-}
-
-/* Waits for one CQE, at most ms; returns its result, user_data in *data. */
-static int nt_wait(struct blkring *ring, uint64_t *data, unsigned ms)
-{
-	struct __kernel_timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000LL};
-	struct blkring_cqe *cqe;
-	int ret = blkring_wait_cqe_timeout(ring, &cqe, &ts), res;
-
-	if (ret)
-		TEST_FAIL("no completion within %u ms: %d", ms, ret);
-	res = cqe->res;
-	if (data)
-		*data = cqe->user_data;
-	blkring_cqe_seen(ring, cqe);
-	return res;
-}
-
-/* The one SQE prepared, submitted and waited for. */
-static int nt_ring_one(struct blkring *ring)
-{
-	CHECK_EQ(blkring_submit(ring), 1);
-	return nt_wait(ring, NULL, 10000);
-}
-
-static int nt_ring_rw(struct blkring *ring, bool write, void *buf, unsigned len, uint64_t off,
-                      unsigned rw_flags)
-{
-	struct blkring_sqe *sqe = ring_sqe(ring);
-
-	if (write)
-		blkring_prep_write(sqe, 0, buf, len, off);
-	else
-		blkring_prep_read(sqe, 0, buf, len, off);
-	sqe->rw_flags = rw_flags;
-	return nt_ring_one(ring);
 }
 
 /* No CQE arrives within ms: nothing completed twice. */
@@ -498,7 +385,7 @@ static void test_info_caps(void)
 	CHECK_EQ(in.read_only, 0);
 	/* The URI alone and nbd:URI are one device. */
 	{
-		struct blkring_dev *again = nt_open("nbd:%s", uri);
+		struct blkring_dev *again = test_openf("nbd:%s", uri);
 
 		CHECK(again == dev);
 		CHECK_EQ(blkring_dev_close(again), 0);
@@ -545,51 +432,51 @@ static void test_rw_tcp(void)
 static void test_ring_ops(void)
 {
 	struct blkring_dev *dev = test_open(nt_uri(S_MEM));
-	char *buf = nt_alloc(65536), *out = nt_alloc(65536);
+	char *buf = test_alloc(65536), *out = test_alloc(65536);
 	struct blkring_dev_info in;
 	struct blkring_sqe *sqe;
 	struct blkring ring;
 	struct iovec iov[3];
 	uint64_t base = GiB;
 
-	nt_ring(&ring, 0, dev);
-	nt_fill(buf, 65536, base, 1);
-	CHECK_EQ(nt_ring_rw(&ring, true, buf, 65536, base, BLKRING_RWF_DSYNC), 65536);
-	CHECK_EQ(nt_ring_rw(&ring, false, out, 65536, base, 0), 65536);
-	CHECK(nt_pattern_ok(out, 65536, base, 1));
+	test_ring(&ring, 0, dev);
+	test_fill(buf, 65536, base, 1);
+	CHECK_EQ(test_ring_rw(&ring, true, buf, 65536, base, BLKRING_RWF_DSYNC), 65536);
+	CHECK_EQ(test_ring_rw(&ring, false, out, 65536, base, 0), 65536);
+	CHECK(test_pattern_ok(out, 65536, base, 1));
 
 	sqe = ring_sqe(&ring);
 	blkring_prep_fsync(sqe, 0, 0);
-	CHECK_EQ(nt_ring_one(&ring), 0);
+	CHECK_EQ(test_ring_one(&ring), 0);
 
 	/* Segments of 1000, 3096 and 61440 bytes: no one segment holds it. */
 	iov[0] = (struct iovec){out, 1000};
 	iov[1] = (struct iovec){out + 1000, 3096};
 	iov[2] = (struct iovec){out + 4096, 61440};
-	nt_fill(out, 65536, base + 65536, 2);
+	test_fill(out, 65536, base + 65536, 2);
 	sqe = ring_sqe(&ring);
 	blkring_prep_writev(sqe, 0, iov, 3, base + 65536);
-	CHECK_EQ(nt_ring_one(&ring), 65536);
+	CHECK_EQ(test_ring_one(&ring), 65536);
 	memset(out, 0, 65536);
 	sqe = ring_sqe(&ring);
 	blkring_prep_readv(sqe, 0, iov, 3, base + 65536);
-	CHECK_EQ(nt_ring_one(&ring), 65536);
-	CHECK(nt_pattern_ok(out, 65536, base + 65536, 2));
+	CHECK_EQ(test_ring_one(&ring), 65536);
+	CHECK(test_pattern_ok(out, 65536, base + 65536, 2));
 
 	/* Discard and zeroes read back as zeroes on nbdkit's memory. */
 	sqe = ring_sqe(&ring);
 	blkring_prep_cmd_discard(sqe, 0, base, 16384);
-	CHECK_EQ(nt_ring_one(&ring), 0);
+	CHECK_EQ(test_ring_one(&ring), 0);
 	static const unsigned zflags[] = {0, BLKRING_ZERO_NOUNMAP, BLKRING_ZERO_NOFALLBACK,
 	                                  BLKRING_ZERO_NOUNMAP | BLKRING_ZERO_NOFALLBACK};
 	for (unsigned i = 0; i < ARRAY_LEN(zflags); i++) {
 		sqe = ring_sqe(&ring);
 		blkring_prep_cmd_write_zeroes(sqe, 0, base + 16384 + i * 8192, 8192, zflags[i]);
-		CHECK_EQ(nt_ring_one(&ring), 0);
+		CHECK_EQ(test_ring_one(&ring), 0);
 	}
-	CHECK_EQ(nt_ring_rw(&ring, false, out, 65536, base, 0), 65536);
-	CHECK(nt_zero(out, 16384 + 4 * 8192));
-	CHECK(nt_pattern_ok(out + 49152, 16384, base + 49152, 1));
+	CHECK_EQ(test_ring_rw(&ring, false, out, 65536, base, 0), 65536);
+	CHECK(test_zero(out, 16384 + 4 * 8192));
+	CHECK(test_pattern_ok(out + 49152, 16384, base + 49152, 1));
 
 	nt_info(dev, &in);
 	CHECK_EQ(in.ios[BLKRING_DIR_READ], 3);
@@ -608,7 +495,7 @@ static void test_ring_ops(void)
 /* ro=1: reads work, everything that writes is -EBADF before it is sent. */
 static void test_read_only(void)
 {
-	struct blkring_dev *dev = nt_open("%s,ro=1", nt_uri(S_MEM));
+	struct blkring_dev *dev = test_openf("%s,ro=1", nt_uri(S_MEM));
 	struct blkring_dev_info in;
 	char buf[4096] = {0};
 
@@ -625,7 +512,7 @@ static void test_read_only(void)
 static void test_qemu_file(void)
 {
 	struct blkring_dev *dev = test_open(nt_uri(S_QEMU));
-	char *buf = nt_alloc(MiB), *out = nt_alloc(MiB);
+	char *buf = test_alloc(MiB), *out = test_alloc(MiB);
 	struct blkring_dev_info in;
 	int fd;
 
@@ -638,13 +525,13 @@ static void test_qemu_file(void)
 	CHECK_EQ(blkring_dev_discard(dev, 3 * MiB + 65536, 65536), 0);
 	CHECK_EQ(blkring_dev_flush(dev), 0);
 	CHECK_EQ(blkring_dev_pread(dev, out, 65536, 3 * MiB), 65536);
-	CHECK(nt_zero(out, 65536));
+	CHECK(test_zero(out, 65536));
 	fd = open(nt.qemu_img, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0);
 	CHECK_EQ(pread(fd, out, MiB, (off_t)(3 * MiB)), (ssize_t)MiB);
 	close(fd);
-	CHECK(nt_zero(out, 2 * 65536)); /* zeroed, then the hole a discard leaves */
-	nt_fill(buf, MiB, 3 * MiB, 0x99);
+	CHECK(test_zero(out, 2 * 65536)); /* zeroed, then the hole a discard leaves */
+	test_fill(buf, MiB, 3 * MiB, 0x99);
 	CHECK(!memcmp(out + 2 * 65536, buf + 2 * 65536, MiB - 2 * 65536));
 	CHECK_EQ(blkring_dev_close(dev), 0);
 	free(buf);
@@ -716,18 +603,18 @@ static void test_split_ranges(void)
 static void test_fua_emulated(void)
 {
 	struct blkring_dev *dev = test_open(nt_uri(S_LIM));
-	char *buf = nt_alloc(8192);
+	char *buf = test_alloc(8192);
 	struct blkring ring;
 	long from;
 
-	nt_ring(&ring, 0, dev);
-	nt_fill(buf, 8192, 0, 3);
+	test_ring(&ring, 0, dev);
+	test_fill(buf, 8192, 0, 3);
 	from = nt_log_end();
-	CHECK_EQ(nt_ring_rw(&ring, true, buf, 8192, 0, BLKRING_RWF_DSYNC), 8192);
+	CHECK_EQ(test_ring_rw(&ring, true, buf, 8192, 0, BLKRING_RWF_DSYNC), 8192);
 	CHECK_EQ(nt_log_count(from, "Write", "fua=0"), 1);
 	CHECK_EQ(nt_log_count(from, "Flush", NULL), 1);
 	from = nt_log_end();
-	CHECK_EQ(nt_ring_rw(&ring, true, buf, 8192, 0, 0), 8192);
+	CHECK_EQ(test_ring_rw(&ring, true, buf, 8192, 0, 0), 8192);
 	CHECK_EQ(nt_log_count(from, "Flush", NULL), 0);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
@@ -738,27 +625,27 @@ static void test_fua_emulated(void)
 static void test_vectored_bounce(void)
 {
 	struct blkring_dev *dev = test_open(nt_uri(S_LIM));
-	char *a = nt_alloc(8192), *b = nt_alloc(8192);
+	char *a = test_alloc(8192), *b = test_alloc(8192);
 	struct iovec iov[2] = {{a, 2048}, {b, 6144}};
 	struct blkring_sqe *sqe;
 	struct blkring ring;
 	long from;
-	char *flat = nt_alloc(8192);
+	char *flat = test_alloc(8192);
 
-	nt_ring(&ring, 0, dev);
-	nt_fill(flat, 8192, 65536, 4);
+	test_ring(&ring, 0, dev);
+	test_fill(flat, 8192, 65536, 4);
 	memcpy(a, flat, 2048);
 	memcpy(b, flat + 2048, 6144);
 	from = nt_log_end();
 	sqe = ring_sqe(&ring);
 	blkring_prep_writev(sqe, 0, iov, 2, 65536);
-	CHECK_EQ(nt_ring_one(&ring), 8192);
+	CHECK_EQ(test_ring_one(&ring), 8192);
 	CHECK_EQ(nt_log_count(from, "Write", "count=0x2000"), 1);
 	memset(a, 0, 8192);
 	memset(b, 0, 8192);
 	sqe = ring_sqe(&ring);
 	blkring_prep_readv(sqe, 0, iov, 2, 65536);
-	CHECK_EQ(nt_ring_one(&ring), 8192);
+	CHECK_EQ(test_ring_one(&ring), 8192);
 	CHECK(!memcmp(a, flat, 2048) && !memcmp(b, flat + 2048, 6144));
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
@@ -773,10 +660,10 @@ static void test_vectored_bounce(void)
 static void nt_ring_batch(struct blkring *ring, uint64_t base, unsigned n, unsigned bs,
                           uint64_t seed)
 {
-	char *buf = nt_alloc((size_t)n * bs);
+	char *buf = test_alloc((size_t)n * bs);
 	uint64_t seen = 0, data;
 
-	nt_fill(buf, (size_t)n * bs, base, seed);
+	test_fill(buf, (size_t)n * bs, base, seed);
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass)
 			memset(buf, 0, (size_t)n * bs);
@@ -793,19 +680,19 @@ static void nt_ring_batch(struct blkring *ring, uint64_t base, unsigned n, unsig
 		CHECK_EQ(blkring_submit(ring), n);
 		seen = 0;
 		for (unsigned i = 0; i < n; i++) {
-			CHECK_EQ(nt_wait(ring, &data, 10000), bs);
+			CHECK_EQ(test_wait(ring, &data, 10000), bs);
 			CHECK(data < n && !(seen & (1ULL << data)));
 			seen |= 1ULL << data;
 		}
 	}
-	CHECK(nt_pattern_ok(buf, (size_t)n * bs, base, seed));
+	CHECK(test_pattern_ok(buf, (size_t)n * bs, base, seed));
 	free(buf);
 }
 
 static void test_poll_ring(void)
 {
 	const char *uri = nt_uri(S_MEM);
-	struct blkring_dev *dev = nt_open("%s,poll_queues=1", uri);
+	struct blkring_dev *dev = test_openf("%s,poll_queues=1", uri);
 	struct blkring_dev *plain = test_open(uri);
 	struct blkring_dev_info in;
 	struct blkring ring;
@@ -815,13 +702,13 @@ static void test_poll_ring(void)
 	CHECK_EQ(in.nr_hw_queues, 1);
 	CHECK_EQ(in.nr_poll_queues, 1);
 	CHECK(in.features & BLKRING_FEAT_POLL);
-	nt_ring(&ring, BLKRING_SETUP_IOPOLL, dev);
+	test_ring(&ring, BLKRING_SETUP_IOPOLL, dev);
 	nt_ring_batch(&ring, 2 * GiB, 48, 4096, 5);
 	nt_ring_batch(&ring, 2 * GiB + MiB, 8, 65536, 6);
 	blkring_queue_exit(&ring);
 	/* Polled I/O where the device has no poll queue. */
-	nt_ring(&ring, BLKRING_SETUP_IOPOLL, plain);
-	CHECK_EQ(nt_ring_rw(&ring, false, buf, 4096, 0, 0), -EOPNOTSUPP);
+	test_ring(&ring, BLKRING_SETUP_IOPOLL, plain);
+	CHECK_EQ(test_ring_rw(&ring, false, buf, 4096, 0, 0), -EOPNOTSUPP);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(plain), 0);
 	CHECK_EQ(blkring_dev_close(dev), 0);
@@ -838,7 +725,7 @@ static void *nt_poll_thread(void *p)
 	struct nt_thread_arg *a = p;
 	struct blkring ring;
 
-	nt_ring(&ring, a->flags, a->dev);
+	test_ring(&ring, a->flags, a->dev);
 	for (unsigned i = 0; i < 20; i++)
 		nt_ring_batch(&ring, a->base + i * 256 * 1024, 32, 8192, a->base + i);
 	blkring_queue_exit(&ring);
@@ -849,7 +736,7 @@ static void *nt_poll_thread(void *p)
  * an unpolled ring beside them: each gets its own completions once. */
 static void test_poll_threads(void)
 {
-	struct blkring_dev *dev = nt_open("%s,poll_queues=1", nt_uri(S_MEM));
+	struct blkring_dev *dev = test_openf("%s,poll_queues=1", nt_uri(S_MEM));
 	struct nt_thread_arg args[4];
 	struct blkring_dev_info in;
 	pthread_t t[4];
@@ -876,7 +763,7 @@ static void nt_volume(const char *strategy)
 	const char *table = nt_path("striped.table");
 	char text[1024], spec[256];
 	struct blkring_dev *vol, *l0, *l1;
-	char *buf = nt_alloc(8192);
+	char *buf = test_alloc(8192);
 	struct blkring ring;
 	FILE *f = fopen(table, "w");
 
@@ -888,20 +775,20 @@ static void nt_volume(const char *strategy)
 	fclose(f);
 	snprintf(spec, sizeof(spec), "table:%s,poll=%s", table, strategy);
 	vol = test_open(spec);
-	nt_ring(&ring, BLKRING_SETUP_IOPOLL, vol);
+	test_ring(&ring, BLKRING_SETUP_IOPOLL, vol);
 	nt_ring_batch(&ring, 0, 64, 4096, 9);
 	nt_ring_batch(&ring, MiB, 16, 16384, 10);
 	blkring_queue_exit(&ring);
-	nt_ring(&ring, 0, vol);
+	test_ring(&ring, 0, vol);
 	nt_ring_batch(&ring, 2 * MiB, 32, 4096, 11);
 	blkring_queue_exit(&ring);
 	/* Volume block 1 is leg 1's block 0; block 2 leg 0's block 1. */
-	l0 = nt_open("%s,poll_queues=1", leg0);
-	l1 = nt_open("%s,poll_queues=1", leg1);
+	l0 = test_openf("%s,poll_queues=1", leg0);
+	l1 = test_openf("%s,poll_queues=1", leg1);
 	CHECK_EQ(blkring_dev_pread(l1, buf, 4096, 0), 4096);
-	CHECK(nt_pattern_ok(buf, 4096, 4096, 9));
+	CHECK(test_pattern_ok(buf, 4096, 4096, 9));
 	CHECK_EQ(blkring_dev_pread(l0, buf, 4096, 4 * GiB + 4096), 4096);
-	CHECK(nt_pattern_ok(buf, 4096, 8192, 9));
+	CHECK(test_pattern_ok(buf, 4096, 8192, 9));
 	CHECK_EQ(blkring_dev_close(vol), 0);
 	CHECK_EQ(blkring_dev_close(l0), 0);
 	CHECK_EQ(blkring_dev_close(l1), 0);
@@ -929,11 +816,11 @@ struct nt_load_arg {
 static void *nt_load_thread(void *p)
 {
 	struct nt_load_arg *a = p;
-	char *buf = nt_alloc(16 * 4096);
+	char *buf = test_alloc(16 * 4096);
 	struct blkring ring;
 	unsigned long n = 0;
 
-	nt_ring(&ring, 0, a->vol);
+	test_ring(&ring, 0, a->vol);
 	memset(buf, 0x3c, 16 * 4096);
 	while (!atomic_load(&a->stop)) {
 		for (unsigned i = 0; i < 16; i++)
@@ -941,7 +828,7 @@ static void *nt_load_thread(void *p)
 			                   ((n * 16 + i) * 4096) % (16 * MiB));
 		CHECK_EQ(blkring_submit(&ring), 16);
 		for (unsigned i = 0; i < 16; i++)
-			CHECK_EQ(nt_wait(&ring, NULL, 10000), 4096);
+			CHECK_EQ(test_wait(&ring, NULL, 10000), 4096);
 		atomic_store(&a->done, ++n);
 	}
 	blkring_queue_exit(&ring);
@@ -976,10 +863,10 @@ static void test_volume_reload_remote(void)
 	nt_roundtrip(a.vol, MiB, 65536, 0x51);
 	leg = test_open(uri);
 	{
-		char *buf = nt_alloc(65536);
+		char *buf = test_alloc(65536);
 
 		CHECK_EQ(blkring_dev_pread(leg, buf, 65536, 6 * GiB + MiB), 65536);
-		CHECK(nt_pattern_ok(buf, 65536, MiB, 0x51));
+		CHECK(test_pattern_ok(buf, 65536, MiB, 0x51));
 		free(buf);
 	}
 	CHECK_EQ(blkring_dev_close(a.vol), 0);
@@ -992,8 +879,8 @@ static void test_volume_reload_remote(void)
  * another reads. */
 static void test_multi_conn(void)
 {
-	struct blkring_dev *dev = nt_open("%s,connections=3,poll_queues=1", nt_uri(S_MEM));
-	char *buf = nt_alloc(65536);
+	struct blkring_dev *dev = test_openf("%s,connections=3,poll_queues=1", nt_uri(S_MEM));
+	char *buf = test_alloc(65536);
 	struct blkring_dev_info in;
 	struct blkring rings[3];
 
@@ -1002,16 +889,16 @@ static void test_multi_conn(void)
 	CHECK_EQ(in.nr_poll_queues, 1);
 	CHECK(in.features & BLKRING_FEAT_MULTI_CONN);
 	for (unsigned i = 0; i < 3; i++)
-		nt_ring(&rings[i], 0, dev);
+		test_ring(&rings[i], 0, dev);
 	for (unsigned i = 0; i < 3; i++) {
-		nt_fill(buf, 65536, 5 * GiB + i * MiB, 20 + i);
-		CHECK_EQ(nt_ring_rw(&rings[i], true, buf, 65536, 5 * GiB + i * MiB, 0), 65536);
+		test_fill(buf, 65536, 5 * GiB + i * MiB, 20 + i);
+		CHECK_EQ(test_ring_rw(&rings[i], true, buf, 65536, 5 * GiB + i * MiB, 0), 65536);
 	}
 	for (unsigned i = 0; i < 3; i++) {
 		memset(buf, 0, 65536);
-		CHECK_EQ(nt_ring_rw(&rings[(i + 1) % 3], false, buf, 65536, 5 * GiB + i * MiB, 0),
+		CHECK_EQ(test_ring_rw(&rings[(i + 1) % 3], false, buf, 65536, 5 * GiB + i * MiB, 0),
 		         65536);
-		CHECK(nt_pattern_ok(buf, 65536, 5 * GiB + i * MiB, 20 + i));
+		CHECK(test_pattern_ok(buf, 65536, 5 * GiB + i * MiB, 20 + i));
 	}
 	for (unsigned i = 0; i < 3; i++)
 		blkring_queue_exit(&rings[i]);
@@ -1025,9 +912,9 @@ static void test_multi_conn_refused(void)
 	char spec[400];
 
 	snprintf(spec, sizeof(spec), "%s,connections=2", uri);
-	nt_open_fails(spec, -EINVAL, "does not offer multi-conn", "connections=2");
+	test_open_fails(spec, -EINVAL, "does not offer multi-conn", "connections=2");
 	snprintf(spec, sizeof(spec), "%s,poll_queues=1", uri);
-	nt_open_fails(spec, -EINVAL, "does not offer multi-conn", "poll_queues=1");
+	test_open_fails(spec, -EINVAL, "does not offer multi-conn", "poll_queues=1");
 	/* One connection is fine, and the refused ones left none behind. */
 	{
 		struct blkring_dev *dev = test_open(uri);
@@ -1044,17 +931,17 @@ static void test_connect_errors(void)
 	uint64_t t0;
 
 	(void)nt_uri(S_MEM); /* nbdkit present: libnbd is what is tested */
-	nt_open_fails(nt.refused_uri, -ECONNREFUSED, nt.refused_uri, "refused");
+	test_open_fails(nt.refused_uri, -ECONNREFUSED, nt.refused_uri, "refused");
 	snprintf(spec, sizeof(spec), "nbd+unix:///?socket=%s", nt_path("none.sock"));
-	nt_open_fails(spec, -ENOENT, spec, "No such file");
+	test_open_fails(spec, -ENOENT, spec, "No such file");
 	if (nt.srv[S_QEMU].pid) {
 		snprintf(spec, sizeof(spec), "nbd+unix:///nope?socket=%s.sock", nt_path("qemu"));
-		nt_open_fails(spec, -ENOENT, spec, "no export named 'nope'");
+		test_open_fails(spec, -ENOENT, spec, "no export named 'nope'");
 	}
 	snprintf(spec, sizeof(spec), "%s,connect_timeout_ms=200", nt.listen_uri);
-	t0 = now_ms();
-	nt_open_fails(spec, -ETIMEDOUT, nt.listen_uri, "connect_timeout_ms=200");
-	CHECK(now_ms() - t0 >= 190 && now_ms() - t0 < 1500);
+	t0 = test_now_ms();
+	test_open_fails(spec, -ETIMEDOUT, nt.listen_uri, "connect_timeout_ms=200");
+	CHECK(test_now_ms() - t0 >= 190 && test_now_ms() - t0 < 1500);
 }
 
 static void test_bad_specs(void)
@@ -1062,21 +949,21 @@ static void test_bad_specs(void)
 	const char *uri = nt_uri(S_MEM);
 	char spec[400];
 
-	nt_open_fails("nbd:foo", -EINVAL, "'foo': expected an NBD URI", NULL);
-	nt_open_fails("nbd:", -EINVAL, "nbd:URI", NULL);
-	nt_open_fails("nbd://[bad", -EINVAL, "nbd://[bad", "parse");
-	nt_open_fails("nbd+unix:///", -EINVAL, "socket", NULL);
-	nt_open_fails("nbd://127.0.0.1:notaport/", -EINVAL, "parse", NULL);
+	test_open_fails("nbd:foo", -EINVAL, "'foo': expected an NBD URI", NULL);
+	test_open_fails("nbd:", -EINVAL, "nbd:URI", NULL);
+	test_open_fails("nbd://[bad", -EINVAL, "nbd://[bad", "parse");
+	test_open_fails("nbd+unix:///", -EINVAL, "socket", NULL);
+	test_open_fails("nbd://127.0.0.1:notaport/", -EINVAL, "parse", NULL);
 	snprintf(spec, sizeof(spec), "%s,conections=2", uri);
-	nt_open_fails(spec, -EINVAL, "conections", "connections");
+	test_open_fails(spec, -EINVAL, "conections", "connections");
 	snprintf(spec, sizeof(spec), "%s,connections=0", uri);
-	nt_open_fails(spec, -EINVAL, "'connections'", "1 to 64");
+	test_open_fails(spec, -EINVAL, "'connections'", "1 to 64");
 	snprintf(spec, sizeof(spec), "%s,connections=60,poll_queues=5", uri);
-	nt_open_fails(spec, -EINVAL, "'poll_queues'", NULL);
+	test_open_fails(spec, -EINVAL, "'poll_queues'", NULL);
 	snprintf(spec, sizeof(spec), "%s,io_timeout_ms=5", uri);
-	nt_open_fails(spec, -EINVAL, "'io_timeout_ms'", NULL);
+	test_open_fails(spec, -EINVAL, "'io_timeout_ms'", NULL);
 	snprintf(spec, sizeof(spec), "%s,ro=2", uri);
-	nt_open_fails(spec, -EINVAL, "'ro'", NULL);
+	test_open_fails(spec, -EINVAL, "'ro'", NULL);
 }
 
 /* ---- faults ---- */
@@ -1104,7 +991,7 @@ static void nt_all_fail(struct blkring *ring, unsigned n, unsigned ms)
 	uint64_t seen = 0, data;
 
 	for (unsigned i = 0; i < n; i++) {
-		CHECK_EQ(nt_wait(ring, &data, ms), -EIO);
+		CHECK_EQ(test_wait(ring, &data, ms), -EIO);
 		CHECK(data < n && !(seen & (1ULL << data)));
 		seen |= 1ULL << data;
 	}
@@ -1127,14 +1014,14 @@ static void nt_submit_polled(struct blkring *pring, char *buf, unsigned n)
 static void nt_dead_after(struct blkring *ring, struct blkring *pring, struct blkring_dev *dev,
                           char *buf)
 {
-	uint64_t t0 = now_ms();
+	uint64_t t0 = test_now_ms();
 	struct blkring_dev_info in;
 
-	CHECK_EQ(nt_ring_rw(ring, false, buf, 4096, 0, 0), -EIO);
-	CHECK_EQ(nt_ring_rw(pring, false, buf, 4096, 0, 0), -EIO);
+	CHECK_EQ(test_ring_rw(ring, false, buf, 4096, 0, 0), -EIO);
+	CHECK_EQ(test_ring_rw(pring, false, buf, 4096, 0, 0), -EIO);
 	CHECK_EQ(blkring_dev_pwrite(dev, buf, 4096, 0), -EIO);
 	CHECK_EQ(blkring_dev_flush(dev), -EIO);
-	CHECK(now_ms() - t0 < 200);
+	CHECK(test_now_ms() - t0 < 200);
 	nt_no_more_cqes(ring, 100);
 	nt_no_more_cqes(pring, 100);
 	nt_info(dev, &in);
@@ -1149,21 +1036,22 @@ static void nt_dead_after(struct blkring *ring, struct blkring *pring, struct bl
  * they fail when the connection drops, long before io_timeout_ms. */
 static void test_server_killed(void)
 {
-	struct blkring_dev *dev = nt_open("%s,io_timeout_ms=20000,poll_queues=1", nt_uri(S_KILL));
-	char *buf = nt_alloc(40 * 4096);
+	struct blkring_dev *dev =
+	    test_openf("%s,io_timeout_ms=20000,poll_queues=1", nt_uri(S_KILL));
+	char *buf = test_alloc(40 * 4096);
 	struct blkring ring, pring;
 	uint64_t t0;
 
-	nt_ring(&ring, 0, dev);
-	nt_ring(&pring, BLKRING_SETUP_IOPOLL, dev);
+	test_ring(&ring, 0, dev);
+	test_ring(&pring, BLKRING_SETUP_IOPOLL, dev);
 	nt_submit_mixed(&ring, buf, 32);
 	nt_submit_polled(&pring, buf + 32 * 4096, 8);
 	usleep(50000); /* all sent: the server holds them */
-	t0 = now_ms();
+	t0 = test_now_ms();
 	CHECK_EQ(kill(nt.srv[S_KILL].pid, SIGKILL), 0);
 	nt_all_fail(&ring, 32, 5000);
 	nt_all_fail(&pring, 8, 5000);
-	CHECK(now_ms() - t0 < 1000);
+	CHECK(test_now_ms() - t0 < 1000);
 	nt_dead_after(&ring, &pring, dev, buf);
 	free(buf);
 }
@@ -1209,22 +1097,22 @@ static void nt_wait_stopped(pid_t pid)
 static void test_server_stopped(void)
 {
 	struct blkring_dev *dev =
-	    nt_open("%s,io_timeout_ms=%d,poll_queues=1", nt_uri(S_STOP), STOP_TIMEOUT_MS);
+	    test_openf("%s,io_timeout_ms=%d,poll_queues=1", nt_uri(S_STOP), STOP_TIMEOUT_MS);
 	pid_t pid = nt.srv[S_STOP].pid;
-	char *buf = nt_alloc(40 * 4096);
+	char *buf = test_alloc(40 * 4096);
 	struct blkring ring, pring;
 	uint64_t t0, took;
 
-	nt_ring(&ring, 0, dev);
-	nt_ring(&pring, BLKRING_SETUP_IOPOLL, dev);
-	CHECK_EQ(nt_ring_rw(&ring, true, buf, 4096, 0, 0), 4096);
+	test_ring(&ring, 0, dev);
+	test_ring(&pring, BLKRING_SETUP_IOPOLL, dev);
+	CHECK_EQ(test_ring_rw(&ring, true, buf, 4096, 0, 0), 4096);
 	CHECK_EQ(kill(pid, SIGSTOP), 0);
 	nt_wait_stopped(pid);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	nt_submit_mixed(&ring, buf, 32);
 	nt_submit_polled(&pring, buf + 32 * 4096, 8);
 	nt_all_fail(&ring, 32, 5000);
-	took = now_ms() - t0;
+	took = test_now_ms() - t0;
 	nt_all_fail(&pring, 8, 5000);
 	kill(pid, SIGCONT);
 	if (took < STOP_TIMEOUT_MS - 10 || took > STOP_TIMEOUT_MS * 3 / 2 + 200)

@@ -145,7 +145,7 @@ static void test_poll_queues_separate(void)
 	CHECK_EQ(atomic_load(&t->calls[1]), 1);
 	CHECK_EQ(atomic_load(&t->calls[0]), 0);
 	/* No bio: every poll queue. */
-	CHECK_EQ(dev->ops->poll(dev, NULL), 1);
+	CHECK_EQ(blkring__dev_poll(dev, NULL), 1);
 	CHECK_EQ(atomic_load(&t->calls[0]), 1);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 	free(t);
@@ -222,7 +222,7 @@ static void stress(const char *spec, unsigned flags, bool poll, bool fifo)
 	}
 	if (poll)
 		while (atomic_load(&t->ended) < THREADS * PER)
-			dev->ops->poll(dev, NULL);
+			blkring__dev_poll(dev, NULL);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
 	wait_ended(t, THREADS * PER);

@@ -145,114 +145,17 @@ static struct blkring_dev *rt_open(const char *fmt, ...)
 	return test_open(spec);
 }
 
-static void rt_open_fails(const char *spec, int err, const char *text1, const char *text2)
-{
-	struct blkring_dev *dev = NULL;
-	int ret = blkring_dev_open(spec, &dev);
-	const char *msg = blkring_last_error();
-
-	if (ret != err)
-		TEST_FAIL("open %s: %d, expected %d (%s)", spec, ret, err, msg);
-	if ((text1 && !strstr(msg, text1)) || (text2 && !strstr(msg, text2)))
-		TEST_FAIL("open %s: message '%s' lacks '%s' / '%s'", spec, msg, text1,
-		          text2 ? text2 : "");
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void *rt_alloc(size_t size)
-{
-	void *p = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
-
-	CHECK(p);
-	return p;
-}
-
-static void rt_fill(void *buf, size_t len, uint64_t off, uint64_t seed)
-{
-	uint64_t *p = buf;
-
-	for (size_t i = 0; i < len / 8; i++)
-		p[i] = (off + i * 8) * 0x9e3779b97f4a7c15ULL ^ seed;
-}
-
-static bool rt_pattern_ok(const void *buf, size_t len, uint64_t off, uint64_t seed)
-{
-	const uint64_t *p = buf;
-
-	for (size_t i = 0; i < len / 8; i++)
-		if (p[i] != ((off + i * 8) * 0x9e3779b97f4a7c15ULL ^ seed))
-			return false;
-	return true;
-}
-
-static bool rt_zero(const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-
-	for (size_t i = 0; i < len; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-static void rt_ring(struct blkring *ring, unsigned flags, struct blkring_dev *dev)
-{
-	CHECK_EQ(blkring_queue_init(64, ring, flags), 0);
-	CHECK_EQ(blkring_register_devices(ring, &dev, 1), 0);
-}
-
-static int rt_wait(struct blkring *ring, uint64_t *data, unsigned ms)
-{
-	struct __kernel_timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000LL};
-	struct blkring_cqe *cqe;
-	int ret = blkring_wait_cqe_timeout(ring, &cqe, &ts), res;
-
-	if (ret)
-		TEST_FAIL("no completion within %u ms: %d", ms, ret);
-	res = cqe->res;
-	if (data)
-		*data = cqe->user_data;
-	blkring_cqe_seen(ring, cqe);
-	return res;
-}
-
-static int rt_one(struct blkring *ring)
-{
-	CHECK_EQ(blkring_submit(ring), 1);
-	return rt_wait(ring, NULL, 20000);
-}
-
-static int rt_rw(struct blkring *ring, bool write, void *buf, unsigned len, uint64_t off,
-                 unsigned rw_flags)
-{
-	struct blkring_sqe *sqe = ring_sqe(ring);
-
-	if (write)
-		blkring_prep_write(sqe, 0, buf, len, off);
-	else
-		blkring_prep_read(sqe, 0, buf, len, off);
-	sqe->rw_flags = rw_flags;
-	return rt_one(ring);
-}
-
 /* n writes then n reads of bs each from base, all in flight at once. */
 static void rt_batch(struct blkring *ring, uint64_t base, unsigned n, unsigned bs, uint64_t seed)
 {
-	char *buf = rt_alloc((size_t)n * bs);
+	char *buf = test_alloc((size_t)n * bs);
 	uint64_t seen = 0, data;
 
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass)
 			memset(buf, 0, (size_t)n * bs);
 		else
-			rt_fill(buf, (size_t)n * bs, base, seed);
+			test_fill(buf, (size_t)n * bs, base, seed);
 		for (unsigned i = 0; i < n; i++) {
 			struct blkring_sqe *sqe = ring_sqe(ring);
 			char *p = buf + (size_t)i * bs;
@@ -266,12 +169,12 @@ static void rt_batch(struct blkring *ring, uint64_t base, unsigned n, unsigned b
 		CHECK_EQ(blkring_submit(ring), n);
 		seen = 0;
 		for (unsigned i = 0; i < n; i++) {
-			CHECK_EQ(rt_wait(ring, &data, 20000), bs);
+			CHECK_EQ(test_wait(ring, &data, 20000), bs);
 			CHECK(data < n && !(seen & (1ULL << data)));
 			seen |= 1ULL << data;
 		}
 	}
-	CHECK(rt_pattern_ok(buf, (size_t)n * bs, base, seed));
+	CHECK(test_pattern_ok(buf, (size_t)n * bs, base, seed));
 	free(buf);
 }
 
@@ -301,48 +204,48 @@ static void test_info(void)
 static void ring_ops(const char *mode, uint64_t base)
 {
 	struct blkring_dev *dev = rt_open("rbd:rbd/img,completion=%s", mode);
-	char *buf = rt_alloc(65536), *out = rt_alloc(65536);
+	char *buf = test_alloc(65536), *out = test_alloc(65536);
 	struct iovec iov[3];
 	struct blkring ring;
 
-	rt_ring(&ring, 0, dev);
-	rt_fill(buf, 65536, base, 1);
-	CHECK_EQ(rt_rw(&ring, true, buf, 65536, base, 0), 65536);
-	CHECK_EQ(rt_rw(&ring, false, out, 65536, base, 0), 65536);
-	CHECK(rt_pattern_ok(out, 65536, base, 1));
+	test_ring(&ring, 0, dev);
+	test_fill(buf, 65536, base, 1);
+	CHECK_EQ(test_ring_rw(&ring, true, buf, 65536, base, 0), 65536);
+	CHECK_EQ(test_ring_rw(&ring, false, out, 65536, base, 0), 65536);
+	CHECK(test_pattern_ok(out, 65536, base, 1));
 	/* FUA: the write, then a flush. */
-	rt_fill(buf, 4096, base + 65536, 2);
-	CHECK_EQ(rt_rw(&ring, true, buf, 4096, base + 65536, BLKRING_RWF_DSYNC), 4096);
-	CHECK_EQ(rt_rw(&ring, false, out, 4096, base + 65536, 0), 4096);
-	CHECK(rt_pattern_ok(out, 4096, base + 65536, 2));
+	test_fill(buf, 4096, base + 65536, 2);
+	CHECK_EQ(test_ring_rw(&ring, true, buf, 4096, base + 65536, BLKRING_RWF_DSYNC), 4096);
+	CHECK_EQ(test_ring_rw(&ring, false, out, 4096, base + 65536, 0), 4096);
+	CHECK(test_pattern_ok(out, 4096, base + 65536, 2));
 	blkring_prep_fsync(ring_sqe(&ring), 0, 0);
-	CHECK_EQ(rt_one(&ring), 0);
+	CHECK_EQ(test_ring_one(&ring), 0);
 
 	/* Vectored, in segments of 1000, 3096 and 61440 bytes. */
 	iov[0] = (struct iovec){out, 1000};
 	iov[1] = (struct iovec){out + 1000, 3096};
 	iov[2] = (struct iovec){out + 4096, 61440};
-	rt_fill(out, 65536, base + MiB, 3);
+	test_fill(out, 65536, base + MiB, 3);
 	blkring_prep_writev(ring_sqe(&ring), 0, iov, 3, base + MiB);
-	CHECK_EQ(rt_one(&ring), 65536);
+	CHECK_EQ(test_ring_one(&ring), 65536);
 	memset(out, 0, 65536);
 	blkring_prep_readv(ring_sqe(&ring), 0, iov, 3, base + MiB);
-	CHECK_EQ(rt_one(&ring), 65536);
-	CHECK(rt_pattern_ok(out, 65536, base + MiB, 3));
+	CHECK_EQ(test_ring_one(&ring), 65536);
+	CHECK(test_pattern_ok(out, 65536, base + MiB, 3));
 
 	/* Write zeroes zeroes for real; discard is advisory (not checked). */
 	blkring_prep_cmd_write_zeroes(ring_sqe(&ring), 0, base, 16384, 0);
-	CHECK_EQ(rt_one(&ring), 0);
+	CHECK_EQ(test_ring_one(&ring), 0);
 	blkring_prep_cmd_write_zeroes(ring_sqe(&ring), 0, base + 16384, 8192, BLKRING_ZERO_NOUNMAP);
-	CHECK_EQ(rt_one(&ring), 0);
-	CHECK_EQ(rt_rw(&ring, false, out, 65536, base, 0), 65536);
-	CHECK(rt_zero(out, 24576));
-	CHECK(rt_pattern_ok(out + 24576, 65536 - 24576, base + 24576, 1));
+	CHECK_EQ(test_ring_one(&ring), 0);
+	CHECK_EQ(test_ring_rw(&ring, false, out, 65536, base, 0), 65536);
+	CHECK(test_zero(out, 24576));
+	CHECK(test_pattern_ok(out + 24576, 65536 - 24576, base + 24576, 1));
 	blkring_prep_cmd_discard(ring_sqe(&ring), 0, base + MiB, 65536);
-	CHECK_EQ(rt_one(&ring), 0);
+	CHECK_EQ(test_ring_one(&ring), 0);
 
 	/* Out of range: the block layer's answer. */
-	CHECK_EQ(rt_rw(&ring, false, out, 4096, IMG_MB * MiB, 0), -EINVAL);
+	CHECK_EQ(test_ring_rw(&ring, false, out, 4096, IMG_MB * MiB, 0), -EINVAL);
 	rt_batch(&ring, base + 2 * MiB, 48, 4096, 4);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
@@ -381,7 +284,7 @@ static void *rt_ring_thread(void *p)
 	struct rt_thread_arg *a = p;
 	struct blkring ring;
 
-	rt_ring(&ring, a->flags, a->dev);
+	test_ring(&ring, a->flags, a->dev);
 	for (unsigned i = 0; i < 10; i++)
 		rt_batch(&ring, a->base + i * 256 * 1024, 32, 8192, a->base + i);
 	blkring_queue_exit(&ring);
@@ -422,10 +325,10 @@ static void test_poll_refused(void)
 {
 	struct blkring_dev *dev = rt_open("rbd:rbd/img");
 	struct blkring ring;
-	char *buf = rt_alloc(4096);
+	char *buf = test_alloc(4096);
 
-	rt_ring(&ring, BLKRING_SETUP_IOPOLL, dev);
-	CHECK_EQ(rt_rw(&ring, false, buf, 4096, 0, 0), -EOPNOTSUPP);
+	test_ring(&ring, BLKRING_SETUP_IOPOLL, dev);
+	CHECK_EQ(test_ring_rw(&ring, false, buf, 4096, 0, 0), -EOPNOTSUPP);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 	free(buf);
@@ -437,7 +340,7 @@ static void test_tags_exhausted(void)
 	struct blkring_dev *dev = rt_open("rbd:rbd/img");
 	struct blkring ring;
 	enum { N = 512 };
-	char *buf = rt_alloc(N * 4096);
+	char *buf = test_alloc(N * 4096);
 
 	CHECK_EQ(blkring_queue_init(N, &ring, 0), 0);
 	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
@@ -445,7 +348,7 @@ static void test_tags_exhausted(void)
 		blkring_prep_write(ring_sqe(&ring), 0, buf + i * 4096, 4096, 48 * MiB + i * 4096);
 	CHECK_EQ(blkring_submit(&ring), N);
 	for (unsigned i = 0; i < N; i++)
-		CHECK_EQ(rt_wait(&ring, NULL, 30000), 4096);
+		CHECK_EQ(test_wait(&ring, NULL, 30000), 4096);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 	free(buf);
@@ -457,7 +360,7 @@ static void test_snapshot(void)
 	struct blkring_dev *dev = rt_open("rbd:rbd/snapimg@s1");
 	struct blkring_dev *rw = rt_open("rbd:rbd/snapimg");
 	struct blkring_dev_info in;
-	char *buf = rt_alloc(4096);
+	char *buf = test_alloc(4096);
 
 	CHECK_EQ(blkring_dev_info(dev, &in), 0);
 	CHECK(in.read_only);
@@ -465,7 +368,7 @@ static void test_snapshot(void)
 	memset(buf, 0x77, 4096);
 	CHECK_EQ(blkring_dev_pwrite(rw, buf, 4096, 0), 4096);
 	CHECK_EQ(blkring_dev_pread(dev, buf, 4096, 0), 4096);
-	CHECK(rt_zero(buf, 4096));
+	CHECK(test_zero(buf, 4096));
 	CHECK_EQ(blkring_dev_close(dev), 0);
 	CHECK_EQ(blkring_dev_close(rw), 0);
 	dev = rt_open("rbd:rbd/snapimg,ro=1");
@@ -477,28 +380,29 @@ static void test_snapshot(void)
 static void test_open_errors(void)
 {
 	rt_need_cluster();
-	rt_open_fails("rbd:nopool/img", -ENOENT, "cannot open pool 'nopool'", "'nopool/img'");
-	rt_open_fails("rbd:rbd/noimage", -ENOENT, "cannot open image 'noimage'", "pool 'rbd'");
-	rt_open_fails("rbd:rbd/img@nosnap", -ENOENT, "snapshot nosnap", NULL);
-	rt_open_fails("rbd:rbd/img,conf=/nonexistent.conf", -ENOENT, "/nonexistent.conf", NULL);
-	rt_open_fails("rbd:rbd/img,id=nobody,osd_op_timeout=2", -EACCES,
-	              "cannot connect to the cluster", NULL);
+	test_open_fails("rbd:nopool/img", -ENOENT, "cannot open pool 'nopool'", "'nopool/img'");
+	test_open_fails("rbd:rbd/noimage", -ENOENT, "cannot open image 'noimage'", "pool 'rbd'");
+	test_open_fails("rbd:rbd/img@nosnap", -ENOENT, "snapshot nosnap", NULL);
+	test_open_fails("rbd:rbd/img,conf=/nonexistent.conf", -ENOENT, "/nonexistent.conf", NULL);
+	test_open_fails("rbd:rbd/img,id=nobody,osd_op_timeout=2", -EACCES,
+	                "cannot connect to the cluster", NULL);
 }
 
 /* Specs the driver refuses before it reaches a cluster. */
 static void test_bad_specs(void)
 {
 	rt_need_cluster();
-	rt_open_fails("rbd:img", -EINVAL, "expected POOL/IMAGE", NULL);
-	rt_open_fails("rbd:/img", -EINVAL, "expected POOL/IMAGE", NULL);
-	rt_open_fails("rbd:rbd/", -EINVAL, "expected POOL/IMAGE", NULL);
-	rt_open_fails("rbd:rbd/img@", -EINVAL, "no snapshot name", NULL);
-	rt_open_fails("rbd:", -EINVAL, "expected rbd:POOL/IMAGE", NULL);
-	rt_open_fails("rbd:rbd/img,osd_op_timeout=0", -EINVAL, "osd_op_timeout", "1 to 86400");
-	rt_open_fails("rbd:rbd/img,poll_queues=17", -EINVAL, "poll_queues", "0 to 16");
-	rt_open_fails("rbd:rbd/img,completion=irq", -EINVAL, "completion", "eventfd");
-	rt_open_fails("rbd:rbd/img,cache=some", -EINVAL, "cache", "writeback");
-	rt_open_fails("rbd:rbd/img,colour=red", -EINVAL, "unknown key 'colour'", "osd_op_timeout");
+	test_open_fails("rbd:img", -EINVAL, "expected POOL/IMAGE", NULL);
+	test_open_fails("rbd:/img", -EINVAL, "expected POOL/IMAGE", NULL);
+	test_open_fails("rbd:rbd/", -EINVAL, "expected POOL/IMAGE", NULL);
+	test_open_fails("rbd:rbd/img@", -EINVAL, "no snapshot name", NULL);
+	test_open_fails("rbd:", -EINVAL, "expected rbd:POOL/IMAGE", NULL);
+	test_open_fails("rbd:rbd/img,osd_op_timeout=0", -EINVAL, "osd_op_timeout", "1 to 86400");
+	test_open_fails("rbd:rbd/img,poll_queues=17", -EINVAL, "poll_queues", "0 to 16");
+	test_open_fails("rbd:rbd/img,completion=irq", -EINVAL, "completion", "eventfd");
+	test_open_fails("rbd:rbd/img,cache=some", -EINVAL, "cache", "writeback");
+	test_open_fails("rbd:rbd/img,colour=red", -EINVAL, "unknown key 'colour'",
+	                "osd_op_timeout");
 }
 
 /* ---- volumes ---- */
@@ -512,11 +416,11 @@ struct rt_load_arg {
 static void *rt_load_thread(void *p)
 {
 	struct rt_load_arg *a = p;
-	char *buf = rt_alloc(16 * 4096);
+	char *buf = test_alloc(16 * 4096);
 	struct blkring ring;
 	unsigned long n = 0;
 
-	rt_ring(&ring, 0, a->vol);
+	test_ring(&ring, 0, a->vol);
 	memset(buf, 0x3c, 16 * 4096);
 	while (!atomic_load(&a->stop)) {
 		for (unsigned i = 0; i < 16; i++)
@@ -524,7 +428,7 @@ static void *rt_load_thread(void *p)
 			                   ((n * 16 + i) * 4096) % (16 * MiB));
 		CHECK_EQ(blkring_submit(&ring), 16);
 		for (unsigned i = 0; i < 16; i++)
-			CHECK_EQ(rt_wait(&ring, NULL, 20000), 4096);
+			CHECK_EQ(test_wait(&ring, NULL, 20000), 4096);
 		atomic_store(&a->done, ++n);
 	}
 	blkring_queue_exit(&ring);
@@ -539,7 +443,7 @@ static void test_volume_reload(void)
 {
 	struct rt_load_arg a = {0};
 	struct blkring_dev *leg;
-	char *buf = rt_alloc(65536);
+	char *buf = test_alloc(65536);
 	pthread_t t;
 	unsigned long before;
 
@@ -555,12 +459,12 @@ static void test_volume_reload(void)
 		usleep(1000);
 	atomic_store(&a.stop, true);
 	pthread_join(t, NULL);
-	rt_fill(buf, 65536, MiB, 0x51);
+	test_fill(buf, 65536, MiB, 0x51);
 	CHECK_EQ(blkring_dev_pwrite(a.vol, buf, 65536, MiB), 65536);
 	leg = test_open("rbd:rbd/img");
 	memset(buf, 0, 65536);
 	CHECK_EQ(blkring_dev_pread(leg, buf, 65536, 64 * MiB + MiB), 65536);
-	CHECK(rt_pattern_ok(buf, 65536, MiB, 0x51));
+	CHECK(test_pattern_ok(buf, 65536, MiB, 0x51));
 	CHECK_EQ(blkring_dev_close(a.vol), 0);
 	CHECK_EQ(blkring_dev_close(leg), 0);
 	free(buf);
@@ -573,28 +477,28 @@ static void test_volume_reload(void)
 static void test_osd_killed(void)
 {
 	struct blkring_dev *dev = rt_open("rbd:rbd/img,osd_op_timeout=%d", KILL_TIMEOUT_S);
-	char *buf = rt_alloc(32 * 4096);
+	char *buf = test_alloc(32 * 4096);
 	struct blkring ring;
 	uint64_t t0, took;
 	int res;
 
-	rt_ring(&ring, 0, dev);
-	CHECK_EQ(rt_rw(&ring, true, buf, 4096, 0, 0), 4096);
+	test_ring(&ring, 0, dev);
+	CHECK_EQ(test_ring_rw(&ring, true, buf, 4096, 0, 0), 4096);
 	CHECK_EQ(rt_sh("tests/ceph-cluster.sh kill-osd '%s'", rt.dir), 0);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	for (unsigned i = 0; i < 32; i++)
 		blkring_prep_write(ring_sqe(&ring), 0, buf + i * 4096, 4096, i * 4096);
 	CHECK_EQ(blkring_submit(&ring), 32);
 	for (unsigned i = 0; i < 32; i++) {
-		res = rt_wait(&ring, NULL, KILL_TIMEOUT_S * 1000 * 4);
+		res = test_wait(&ring, NULL, KILL_TIMEOUT_S * 1000 * 4);
 		if (res >= 0)
 			TEST_FAIL("a write succeeded with the OSD killed: %d", res);
 	}
-	took = now_ms() - t0;
+	took = test_now_ms() - t0;
 	if (took > KILL_TIMEOUT_S * 1000 * 3)
 		TEST_FAIL("writes failed after %llu ms, osd_op_timeout=%d s",
 		          (unsigned long long)took, KILL_TIMEOUT_S);
-	CHECK(rt_rw(&ring, false, buf, 4096, MiB, 0) < 0);
+	CHECK(test_ring_rw(&ring, false, buf, 4096, MiB, 0) < 0);
 	blkring_queue_exit(&ring);
 	CHECK_EQ(blkring_dev_close(dev), 0);
 	free(buf);

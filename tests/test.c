@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -135,4 +137,114 @@ int test_main(const struct test_case *cases, int argc, char **argv)
 		run_case(tc);
 	}
 	return 0;
+}
+
+/* ---- helpers of the device tests ---- */
+
+struct blkring_dev *test_openf(const char *fmt, ...)
+{
+	char spec[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(spec, sizeof(spec), fmt, ap);
+	va_end(ap);
+	return test_open(spec);
+}
+
+void test_open_fails(const char *spec, int err, const char *text1, const char *text2)
+{
+	struct blkring_dev *dev = NULL;
+	int ret = blkring_dev_open(spec, &dev);
+	const char *msg = blkring_last_error();
+
+	if (ret != err)
+		TEST_FAIL("open %s: %d, expected %d (%s)", spec, ret, err, msg);
+	if ((text1 && !strstr(msg, text1)) || (text2 && !strstr(msg, text2)))
+		TEST_FAIL("open %s: message '%s' lacks '%s' / '%s'", spec, msg, text1,
+		          text2 ? text2 : "");
+}
+
+uint64_t test_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void *test_alloc(size_t size)
+{
+	void *p = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
+
+	CHECK(p);
+	return p;
+}
+
+void test_fill(void *buf, size_t len, uint64_t off, uint64_t seed)
+{
+	uint64_t *p = buf;
+
+	for (size_t i = 0; i < len / 8; i++)
+		p[i] = (off + i * 8) * 0x9e3779b97f4a7c15ULL ^ seed;
+}
+
+bool test_pattern_ok(const void *buf, size_t len, uint64_t off, uint64_t seed)
+{
+	const uint64_t *p = buf;
+
+	for (size_t i = 0; i < len / 8; i++)
+		if (p[i] != ((off + i * 8) * 0x9e3779b97f4a7c15ULL ^ seed))
+			return false;
+	return true;
+}
+
+bool test_zero(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+void test_ring(struct blkring *ring, unsigned flags, struct blkring_dev *dev)
+{
+	CHECK_EQ(blkring_queue_init(64, ring, flags), 0);
+	CHECK_EQ(blkring_register_devices(ring, &dev, 1), 0);
+}
+
+int test_wait(struct blkring *ring, uint64_t *data, unsigned ms)
+{
+	struct __kernel_timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000LL};
+	struct blkring_cqe *cqe;
+	int ret = blkring_wait_cqe_timeout(ring, &cqe, &ts), res;
+
+	if (ret)
+		TEST_FAIL("no completion within %u ms: %d", ms, ret);
+	res = cqe->res;
+	if (data)
+		*data = cqe->user_data;
+	blkring_cqe_seen(ring, cqe);
+	return res;
+}
+
+int test_ring_one(struct blkring *ring)
+{
+	CHECK_EQ(blkring_submit(ring), 1);
+	return test_wait(ring, NULL, 30000);
+}
+
+int test_ring_rw(struct blkring *ring, bool write, void *buf, unsigned len, uint64_t off,
+                 unsigned rw_flags)
+{
+	struct blkring_sqe *sqe = ring_sqe(ring);
+
+	if (write)
+		blkring_prep_write(sqe, 0, buf, len, off);
+	else
+		blkring_prep_read(sqe, 0, buf, len, off);
+	sqe->rw_flags = rw_flags;
+	return test_ring_one(ring);
 }

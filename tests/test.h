@@ -8,6 +8,8 @@
 #ifndef BLKRING_TESTS_TEST_H
 #define BLKRING_TESTS_TEST_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,30 @@ static inline struct blkring_sqe *ring_sqe(struct blkring *ring)
 struct blkring_dev *test_open(const char *spec);
 /* The same for a volume built from table text (base_dir: NULL for the cwd). */
 struct blkring_dev *test_vol(const char *table, const char *base_dir);
+
+/* ---- helpers of the device tests ---- */
+
+/* test_open() of the formatted spec. */
+struct blkring_dev *test_openf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Opening spec fails with err and a message holding both texts (NULL: any). */
+void test_open_fails(const char *spec, int err, const char *text1, const char *text2);
+uint64_t test_now_ms(void);
+/* Page-aligned, whole pages; fails the test without memory. */
+void *test_alloc(size_t size);
+/* A pattern that tells every 8 bytes of every device offset apart. */
+void test_fill(void *buf, size_t len, uint64_t off, uint64_t seed);
+bool test_pattern_ok(const void *buf, size_t len, uint64_t off, uint64_t seed);
+bool test_zero(const void *buf, size_t len);
+/* A ring of 64 with dev registered at index 0. */
+void test_ring(struct blkring *ring, unsigned flags, struct blkring_dev *dev);
+/* Waits for one CQE, at most ms (else the test fails); its result, and
+ * its user_data in *data when data is not NULL. */
+int test_wait(struct blkring *ring, uint64_t *data, unsigned ms);
+/* The one SQE prepared, submitted and waited for (30 s at most). */
+int test_ring_one(struct blkring *ring);
+/* A read or write of device 0 on the ring, waited for. */
+int test_ring_rw(struct blkring *ring, bool write, void *buf, unsigned len, uint64_t off,
+                 unsigned rw_flags);
 
 /* This process's threads with a line of /proc/self/task/TID/FILE that
  * starts with `line`. */

@@ -258,11 +258,28 @@ bool blkring__bio_cancel(struct blkring_bio *bio)
 	return bio->hctx && blkring__hctx_cancel_wait(bio->hctx, bio);
 }
 
+/* A bio's poll queue when it went to one, else every poll queue. */
+static int poll_queues(struct blkring_dev *dev, struct blkring_bio *bio)
+{
+	int n = 0;
+
+	if (bio && bio->hctx && bio->hctx->poll)
+		return dev->ops->poll_queue(dev, bio->hctx);
+	for (unsigned i = 0; i < dev->nr_poll_queues; i++)
+		n += dev->ops->poll_queue(dev, &dev->hctxs[dev->nr_hw_queues + i]);
+	return n;
+}
+
+int blkring__dev_poll(struct blkring_dev *dev, struct blkring_bio *bio)
+{
+	if (dev->ops->poll)
+		return dev->ops->poll(dev, bio);
+	if (dev->ops->poll_queue)
+		return poll_queues(dev, bio);
+	return -EOPNOTSUPP;
+}
+
 int blkring__poll_bio(struct blkring_bio *bio)
 {
-	struct blkring_dev *dev = bio->dev;
-
-	if (!dev->ops->poll)
-		return -EOPNOTSUPP;
-	return dev->ops->poll(dev, bio);
+	return blkring__dev_poll(bio->dev, bio);
 }

@@ -236,13 +236,15 @@ struct blkring_dev_ops {
 	 * returns -EAGAIN for a BIO_NOWAIT bio it cannot take without
 	 * waiting (nothing issued, end_io not called). */
 	int (*submit_bio)(struct blkring_dev *dev, struct blkring_bio *bio);
-	/* Reap ready bios of a polled bio's queues (every poll queue when bio
-	 * is NULL or has no cookie); returns how many ended.  The bio may have
-	 * ended already, on another thread. */
-	int (*poll)(struct blkring_dev *dev, struct blkring_bio *bio);
-	/* Optional: reap one poll queue (a volume's `all` walk); a queue
-	 * another poller holds (hctx->busy) is skipped, answering 0. */
+	/* Reap one poll queue; a queue another poller holds (hctx->busy) is
+	 * skipped, answering 0.  The block layer polls a bio's queue, or every
+	 * poll queue, through it (blkring__dev_poll()). */
 	int (*poll_queue)(struct blkring_dev *dev, struct blkring_hctx *hctx);
+	/* Instead of poll_queue, for a device whose polling is not by queue (a
+	 * volume, the file driver's kernel rings): reap ready bios of a polled
+	 * bio's queues (all of them when bio is NULL or has no cookie); returns
+	 * how many ended.  The bio may have ended already, on another thread. */
+	int (*poll)(struct blkring_dev *dev, struct blkring_bio *bio);
 	/* Optional: takes back a bio the device holds without having issued
 	 * it (a suspended volume's); true when taken, and the caller ends it.
 	 * Without it, blkring__bio_cancel() looks in the bio's tag wait list. */
@@ -427,6 +429,8 @@ static inline int blkring__submit_bio_checked(struct blkring_bio *bio)
 
 /* Polls the queues a polled bio went to. */
 int blkring__poll_bio(struct blkring_bio *bio);
+/* Polls dev: bio's queues, or every poll queue when bio is NULL. */
+int blkring__dev_poll(struct blkring_dev *dev, struct blkring_bio *bio);
 /* Takes back a submitted bio that is waiting for a tag or held by a
  * suspended volume: true when taken, nothing of it issued and its end_io
  * not run (the caller ends it); false when it went on (or was split). */

@@ -40,7 +40,7 @@ const char *const blkring__dm_poll_names[] = {"all", "cookie", NULL};
 /* A poll queue, or a whole device that cannot poll one queue at a time. */
 struct dm_poll_queue {
 	struct blkring_dev *dev;
-	struct blkring_hctx *hctx; /* NULL: dev->ops->poll(dev, NULL) */
+	struct blkring_hctx *hctx; /* NULL: blkring__dev_poll(dev, NULL) */
 };
 
 /* A stacked volume whose queues were copied in, and its swap count then. */
@@ -191,7 +191,7 @@ static int walk(const struct dm_poll_list *pl, unsigned start)
 		const struct dm_poll_queue *q = &pl->q[(start + i) % pl->nr_q];
 
 		n += q->hctx ? q->dev->ops->poll_queue(q->dev, q->hctx)
-		             : q->dev->ops->poll(q->dev, NULL);
+		             : blkring__dev_poll(q->dev, NULL);
 	}
 	for (unsigned i = 0; i < pl->nr_vols; i++) {
 		const struct dm_poll_child *c = &pl->vols[i];

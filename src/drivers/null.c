@@ -530,18 +530,6 @@ static int null_poll_queue(struct blkring_dev *dev, struct blkring_hctx *hctx)
 	return poll_queue(&nd->queues[hctx->index]);
 }
 
-static int null_poll(struct blkring_dev *dev, struct blkring_bio *bio)
-{
-	struct null_dev *nd = dev->private;
-	int n = 0;
-
-	if (bio && bio->hctx && bio->hctx->poll)
-		return poll_queue(&nd->queues[bio->hctx->index]);
-	for (unsigned i = dev->nr_hw_queues; i < dev->nr_hw_queues + dev->nr_poll_queues; i++)
-		n += poll_queue(&nd->queues[i]);
-	return n;
-}
-
 /* ---- setup and teardown ---- */
 
 static void queues_stop(struct null_dev *nd, unsigned nr)
@@ -627,7 +615,6 @@ static void null_destroy(struct blkring_dev *dev)
 static const struct blkring_dev_ops null_ops = {
     .name = "null",
     .submit_bio = null_submit_bio,
-    .poll = null_poll,
     .poll_queue = null_poll_queue,
     .start_tagged = null_start_tagged,
     .destroy = null_destroy,
@@ -636,7 +623,6 @@ static const struct blkring_dev_ops null_ops = {
 static const struct blkring_dev_ops null_none_ops = {
     .name = "null",
     .submit_bio = null_submit_bio_none,
-    .poll = null_poll,
     .poll_queue = null_poll_queue,
     .start_tagged = null_start_tagged,
     .destroy = null_destroy,

@@ -539,18 +539,6 @@ static int nbdev_poll_queue(struct blkring_dev *dev, struct blkring_hctx *hctx)
 	return poll_conn(&nd->conns[hctx->index]);
 }
 
-static int nbdev_poll(struct blkring_dev *dev, struct blkring_bio *bio)
-{
-	struct nbdev *nd = dev->private;
-	int n = 0;
-
-	if (bio && bio->hctx && bio->hctx->poll)
-		return poll_conn(&nd->conns[bio->hctx->index]);
-	for (unsigned i = dev->nr_hw_queues; i < nd->nr_conns; i++)
-		n += poll_conn(&nd->conns[i]);
-	return n;
-}
-
 /* Some command on c has waited io_timeout_ms: an epoch that ended that
  * long ago still counts one.  Epochs older than NBD_EPOCHS alias newer
  * ones, but a command that old was caught before, or is caught when its
@@ -887,7 +875,6 @@ static void nbdev_destroy(struct blkring_dev *dev)
 static const struct blkring_dev_ops nbdev_ops = {
     .name = "nbd",
     .submit_bio = nbdev_submit_bio,
-    .poll = nbdev_poll,
     .poll_queue = nbdev_poll_queue,
     .start_tagged = nbdev_start_tagged,
     .destroy = nbdev_destroy,

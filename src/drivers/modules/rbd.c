@@ -367,17 +367,6 @@ static int rbdev_poll_queue(struct blkring_dev *dev, struct blkring_hctx *hctx)
 	return n;
 }
 
-static int rbdev_poll(struct blkring_dev *dev, struct blkring_bio *bio)
-{
-	int n = 0;
-
-	if (bio && bio->hctx && bio->hctx->poll)
-		return rbdev_poll_queue(dev, bio->hctx);
-	for (unsigned i = 0; i < dev->nr_poll_queues; i++)
-		n += rbdev_poll_queue(dev, &dev->hctxs[dev->nr_hw_queues + i]);
-	return n;
-}
-
 /* completion=eventfd: reaps for the submit queues whenever the image's
  * eventfd fires, until stop_fd does. */
 static void *interrupt_thread(void *arg)
@@ -549,7 +538,6 @@ static void rbdev_destroy(struct blkring_dev *dev)
 static const struct blkring_dev_ops rbdev_ops = {
     .name = "rbd",
     .submit_bio = rbdev_submit_bio,
-    .poll = rbdev_poll,
     .poll_queue = rbdev_poll_queue,
     .start_tagged = rbdev_start_tagged,
     .destroy = rbdev_destroy,
