@@ -3,10 +3,13 @@
  * Timeouts, as liburing's test/timeout.c and test/link-timeout.c use them
  * where they apply to block I/O: relative, absolute and count, removal and
  * update, linked timeouts that cancel a request the ring still holds or
- * answer -EALREADY for one on its device, on every ring kind.
+ * answer -EALREADY for one on its device, on every ring kind, on the fake
+ * device, a slow null device and a file.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ring-fake.h"
 #include "test.h"
@@ -282,6 +285,70 @@ static void link_timeout_cancels_queued(void)
 	ring_fake_destroy(fake);
 }
 
+/* A linked read and timeout on dev: the read that ends first cancels its
+ * timeout; with a slow device, the timeout that fires first answers
+ * -EALREADY and the read completes as it will. */
+static void link_timeout_on(struct blkring_dev *dev, unsigned flags, bool slow)
+{
+	struct __kernel_timespec far = ms(10000), soon = ms(5);
+	struct blkring_sqe *sqe;
+	struct blkring ring;
+	struct blkring_cqe cqe;
+
+	ring_of(&ring, flags);
+	CHECK_EQ(blkring_register_devices(&ring, &dev, 1), 0);
+	for (int pass = 0; pass < (slow ? 2 : 1); pass++) {
+		sqe = ring_sqe(&ring);
+		blkring_prep_read(sqe, 0, buf, sizeof(buf), 0);
+		sqe->flags = BLKRING_SQE_IO_LINK;
+		sqe->user_data = 1;
+		sqe = ring_sqe(&ring);
+		blkring_prep_link_timeout(sqe, pass ? &soon : &far, 0);
+		sqe->user_data = 2;
+		CHECK_EQ(blkring_submit(&ring), 2);
+		cqe = next(&ring);
+		CHECK_EQ(cqe.user_data, pass ? 2 : 1);
+		CHECK_EQ(cqe.res, pass ? -EALREADY : (int)sizeof(buf));
+		cqe = next(&ring);
+		CHECK_EQ(cqe.user_data, pass ? 1 : 2);
+		CHECK_EQ(cqe.res, pass ? (int)sizeof(buf) : -ECANCELED);
+	}
+	blkring_queue_exit(&ring);
+}
+
+static const unsigned ring_kinds[] = {0, BLKRING_SETUP_DEFER_TASKRUN, BLKRING_SETUP_SQPOLL,
+                                      BLKRING_SETUP_IOPOLL};
+
+/* A null device that completes each I/O 50 ms after it came (and polls). */
+static void link_timeout_slow_null(void)
+{
+	struct blkring_dev *dev =
+	    test_open("null:irqmode=timer,completion_nsec=50000000,poll_queues=1");
+
+	for (unsigned i = 0; i < ARRAY_SIZE(ring_kinds); i++)
+		link_timeout_on(dev, ring_kinds[i], true);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
+/* A file through the kernel's io_uring: its reads end first. */
+static void link_timeout_file(void)
+{
+	char path[] = "/tmp/blkring-lt.XXXXXX", spec[80];
+	int fd = mkstemp(path);
+	struct blkring_dev *dev;
+
+	CHECK(fd >= 0);
+	CHECK_EQ(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	/* Buffered: the shared buffer is not aligned for O_DIRECT. */
+	snprintf(spec, sizeof(spec), "file:%s,direct=0", path);
+	dev = test_open(spec);
+	for (unsigned i = 0; i < ARRAY_SIZE(ring_kinds); i++)
+		link_timeout_on(dev, ring_kinds[i], false);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	unlink(path);
+}
+
 /* A read waiting for the device's only tag has not reached the device: its
  * linked timeout cancels it (-ETIME), and the read ahead of it completes. */
 static void link_timeout_cancels_tag_wait(void)
@@ -337,6 +404,8 @@ int main(int argc, char **argv)
 	    {"ring-link-timeout-sqpoll", link_timeout_sqpoll, 20},
 	    {"ring-link-timeout-cancels-queued", link_timeout_cancels_queued, 20},
 	    {"ring-link-timeout-cancels-tag-wait", link_timeout_cancels_tag_wait, 20},
+	    {"ring-link-timeout-slow-null", link_timeout_slow_null, 20},
+	    {"ring-link-timeout-file", link_timeout_file, 20},
 	    {NULL, NULL, 0},
 	};
 
