@@ -92,7 +92,9 @@ static bool cancel_one(struct blkring__ctx *ctx, struct blkring_req *req)
 	} else if (req->opcode == BLKRING_OP_LINK_TIMEOUT) {
 		return false; /* ends with the request it bounds */
 	} else if ((before = link_before(ctx, req))) {
-		before->link = NULL; /* it, and what follows it, do not start */
+		/* It, and what follows it, do not start; before's device thread
+		 * may be ending it meanwhile. */
+		WRITE_ONCE(before->link, NULL);
 	} else if (!list_take(&ctx->defer_head, &ctx->defer_tail, req) &&
 	           !list_take(&ctx->ready_head, &ctx->ready_tail, req) &&
 	           !blkring__io_wq_cancel_one(&ctx->wq, &req->work) &&

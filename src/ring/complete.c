@@ -125,7 +125,9 @@ void blkring__req_complete(struct blkring_req *req, int res)
 		return;
 	}
 	req->result = res;
-	blkring__tw_add(ctx, &req->tw, req->link != NULL);
+	/* The owner may unlink a fired timeout or a cancelled next meanwhile:
+	 * the hint may be stale, the field is read whole. */
+	blkring__tw_add(ctx, &req->tw, READ_ONCE(req->link) != NULL);
 }
 
 /* bio->end_io of every request: req->result holds the bytes on success. */

@@ -152,7 +152,7 @@ static void ltimeout_fire(struct blkring__ctx *ctx, struct blkring_req *t)
 	struct blkring_req *req = t->tm.guarded;
 	int res = -EALREADY;
 
-	req->link = t->link;
+	WRITE_ONCE(req->link, t->link); /* req's device thread may be ending it */
 	t->link = NULL;
 	if (blkring__io_wq_cancel_one(&ctx->wq, &req->work) || blkring__req_take_bio(req)) {
 		blkring__req_post(ctx, req, -ECANCELED);
