@@ -296,3 +296,34 @@ f=$(listing "$T/lay-fio")
 b=$(listing "$T/lay-b")
 check layout_files '[[ $rc == 0 && $f == "$b" && $f == *new1.dat\ 1048576* && $f == *generated.1.1* ]]' \
 	"fio: $f; blkring: $b; $(head -c 200 "$T/err")"
+
+# description, loops, number_ios and startdelay as fio has them: the text
+# in all three outputs, the same I/O counts, and a delay outside runtime.
+DESC=(--ioengine=null --size=1M --description="two words" --name=l --loops=3 --name=n
+	--rw=randrw --number_ios=50 --loops=2 --name=d --startdelay=300ms)
+fio --output-format=json "${DESC[@]}" >"$T/fio.desc" 2>"$T/err" &&
+	"$B" bench --output-format=json "${DESC[@]}" >"$T/b.desc" 2>>"$T/err"
+rc=$?
+why=$(python3 - "$T/fio.desc" "$T/b.desc" <<'PY' 2>&1
+import json, sys
+fio, ours = ([j for j in json.load(open(f))['jobs']] for f in sys.argv[1:3])
+for x, y in zip(fio, ours):
+    for k in ('desc',):
+        assert x.get(k) == y.get(k) == 'two words', (k, x.get(k), y.get(k))
+    for d in ('read', 'write'):
+        assert x[d]['total_ios'] == y[d]['total_ios'] or x['jobname'] == 'n', (x['jobname'], d)
+    assert y['read']['runtime'] < 300, y['read']['runtime']
+n = {j['jobname']: j for j in ours}['n']
+assert n['read']['total_ios'] + n['write']['total_ios'] == 100, n['read']['total_ios']
+assert {j['jobname']: j for j in ours}['l']['read']['total_ios'] == 768
+PY
+)
+check fio_desc_loops_number_ios '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 200 "$T/err") $why"
+"$B" bench "${DESC[@]}" >"$T/b.out" 2>&1
+"$B" bench --minimal "${DESC[@]}" >"$T/b.terse" 2>&1
+check fio_desc_outputs 'grep -c "^  Description  : \[two words\]$" "$T/b.out" | grep -qx 3 &&
+	[[ $(grep -c ";two words$" "$T/b.terse") == 3 ]]' "$(head -c 300 "$T/b.out")"
+start_ns=$(date +%s%N)
+"$B" bench --name=s --ioengine=null --size=64k --startdelay=1 >/dev/null 2>&1
+took_ms=$((($(date +%s%N) - start_ns) / 1000000))
+check startdelay_waits '[[ $took_ms -ge 1000 ]]' "ran in $took_ms ms"

@@ -152,6 +152,9 @@ static void job_reset_budget(struct job *j)
 	j->ios_left = unlimited ? UINT64_MAX : j->files[0].len / j->bs[j->ddir];
 	for (unsigned k = 0; k < j->nr_files; k++)
 		j->files[k].bytes_left = unlimited ? UINT64_MAX : j->files[k].len;
+	j->number_left = j->o->number_ios ? j->o->number_ios : UINT64_MAX;
+	if (j->ios_left > j->number_left)
+		j->ios_left = j->number_left;
 }
 
 /* Statistics start here: at the job's start, or when ramp_time is over. */
@@ -420,7 +423,34 @@ static void job_loop(struct job *j)
 		atomic_store_explicit(&j->state, JOB_RAMP, memory_order_relaxed);
 	}
 	now = job_run_io(j, now);
+	/* fio's loops: the same I/O again, counted in the same results. */
+	for (unsigned l = 1; l < j->o->loops && now < j->end_ns && !j->st->error &&
+	                     !atomic_load_explicit(j->stop, memory_order_relaxed);
+	     l++) {
+		job_reset_budget(j);
+		j->draining = false;
+		now = job_run_io(j, now);
+	}
 	j->st->runtime_ns = since(now, j->start_ns);
+}
+
+/* fio's startdelay: the job waits before it starts, and a stop ends the
+ * wait; true when it is to run. */
+static bool job_start_delay(struct job *j)
+{
+	uint64_t end = clock_now_ns() + j->o->startdelay_us * 1000;
+	struct timespec slice = {0, 10000000};
+
+	while (!atomic_load_explicit(j->stop, memory_order_relaxed)) {
+		uint64_t now = clock_now_ns();
+
+		if (now >= end)
+			return true;
+		if (end - now < 10000000ULL)
+			slice.tv_nsec = (long)(end - now);
+		nanosleep(&slice, NULL);
+	}
+	return false;
 }
 
 uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs)
@@ -612,7 +642,7 @@ static void job_teardown(struct job *j)
 void job_main(struct job *j)
 {
 	j->tid = (int)gettid();
-	if (!job_setup(j)) {
+	if (!job_setup(j) && job_start_delay(j)) {
 		job_loop(j);
 		if (j->verify)
 			verify_phase(j);

@@ -101,6 +101,7 @@ struct job {
 	bool single;                           /* one direction, fixed units: the lean planners */
 	uint64_t short_missing[BENCH_DDIR_NR]; /* bytes short I/Os did not do */
 	uint64_t ios_left;                     /* budget of one-direction planners */
+	uint64_t number_left;                  /* number_ios: reads and writes left */
 	uint64_t mix_rng;
 	unsigned writes_since_sync;
 	bool sync_due;

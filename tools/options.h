@@ -80,7 +80,8 @@ struct engine_name;
 /* Everything one job is told. */
 struct job_opts {
 	char name[BENCH_NAME_MAX];
-	char filename[BENCH_PATH_MAX]; /* one device spec, or fio's file list */
+	char description[BENCH_NAME_MAX]; /* fio's: shown with the job's results */
+	char filename[BENCH_PATH_MAX];    /* one device spec, or fio's file list */
 	bool filename_generated; /* none given: fio's NAME.JOB.FILE (filename shows the first) */
 	char directory[BENCH_PATH_MAX]; /* fio's: where the list's relative names are */
 	unsigned nrfiles;               /* files of a job without a filename */
@@ -100,6 +101,9 @@ struct job_opts {
 	bool thread;
 	struct size_pct size, offset;
 	uint64_t runtime_us, ramp_time_us;
+	uint64_t startdelay_us; /* the job waits this long before it starts */
+	unsigned loops;         /* runs of the job's I/O, measured together */
+	uint64_t number_ios;    /* reads and writes at most; 0: as size says */
 	bool time_based;
 	bool randrepeat;
 	uint64_t randseed;

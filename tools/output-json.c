@@ -228,6 +228,8 @@ static void json_job(struct jb *b, json_object *jobs, const struct report *r,
 		if (d < FIO_DDIR_NR || report_dir_used(r, d))
 			json_dir(b, job, r, d, g->agg_bw[d]);
 	json_misc(b, job, r);
+	if (r->def->o.description[0])
+		jstr(b, job, "desc", r->def->o.description);
 }
 
 static json_object *json_build(struct jb *b, const struct report *r, unsigned nr,

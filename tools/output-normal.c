@@ -238,6 +238,8 @@ static void show_report(FILE *f, const struct report *r, const struct group_summ
 	strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", localtime(&now));
 	fprintf(f, "%s: (groupid=%u, jobs=%u): err=%2d: pid=%d: %s\n", r->def->o.name, r->groupid,
 	        r->nr_jobs, r->st->error, r->tid, when);
+	if (r->def->o.description[0])
+		fprintf(f, "  Description  : [%s]\n", r->def->o.description);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 		if (report_dir_used(r, d))
 			show_dir(f, r, d, g->agg_bw[d]);

@@ -119,6 +119,8 @@ int output_terse(FILE *f, const struct report *r, unsigned nr)
 		terse_dir(f, &r[i], DDIR_READ, groups[gi].agg_bw[DDIR_READ]);
 		terse_dir(f, &r[i], DDIR_WRITE, groups[gi].agg_bw[DDIR_WRITE]);
 		terse_misc(f, &r[i]);
+		if (r[i].def->o.description[0])
+			fprintf(f, ";%s", r[i].def->o.description);
 		fputc('\n', f);
 	}
 	free(groups);
