@@ -327,3 +327,19 @@ start_ns=$(date +%s%N)
 "$B" bench --name=s --ioengine=null --size=64k --startdelay=1 >/dev/null 2>&1
 took_ms=$((($(date +%s%N) - start_ns) / 1000000))
 check startdelay_waits '[[ $took_ms -ge 1000 ]]' "ran in $took_ms ms"
+
+# rate_iops and rate as fio's linear rate: within 5% of the rate asked,
+# as fio's own run of the same job.
+RATE=(--ioengine=null --size=1G --runtime=1500ms --time_based --rw=randread --output-format=json
+	--name=i --rate_iops=1000 --iodepth=4 --name=b --rate=4m --bs=4k)
+fio "${RATE[@]}" >"$T/fio.rate" 2>"$T/err" && "$B" bench "${RATE[@]}" >"$T/b.rate" 2>>"$T/err"
+rc=$?
+why=$(python3 - "$T/fio.rate" "$T/b.rate" <<'PY' 2>&1
+import json, sys
+for f in sys.argv[1:3]:
+    i, b = json.load(open(f))['jobs']
+    assert abs(i['read']['iops'] - 1000) < 50, (f, i['read']['iops'])
+    assert abs(b['read']['bw'] - 4096) < 205, (f, b['read']['bw'])
+PY
+)
+check fio_rate_iops_and_rate '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 200 "$T/err") $why"

@@ -123,4 +123,6 @@ expect_err engine_nbd_uri 2 "job 'a': ioengine=nbd needs uri= (the NBD server's 
 	--name=a --ioengine=nbd
 expect_err engine_rbd_name 2 "job 'a': ioengine=rbd needs rbdname= (the image is pool=POOL rbdname=IMAGE)" \
 	--name=a --ioengine=rbd --pool=rbd
+expect_err rate_one_direction 2 "job 'a': rate and rate_iops are for jobs of one direction here (rw=randrw has two)" \
+	--name=a --filename=null: --rw=randrw --rate_iops=100
 expect_err engine_null_size 2 "job 'a': ioengine=null needs size= (in bytes: the size of its null device)" --name=a --ioengine=null

@@ -339,6 +339,24 @@ static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, struc
 			lat_add_n(&st->dir[d].slat, now - b->start_ns, cnt[d]);
 }
 
+#define RATE_CATCH_UP_NS 100000000ULL /* how far behind a job may catch up */
+
+/* How many of n are due; the schedule moves on by them.  A job that fell
+ * behind catches up, as fio's does; more than 100 ms behind (a slow
+ * device) it takes up again from now. */
+static unsigned rate_due(struct job *j, uint64_t now, unsigned n)
+{
+	uint64_t due;
+
+	if (now - j->next_issue_ns > RATE_CATCH_UP_NS)
+		j->next_issue_ns = now - j->rate_period_ns;
+	due = (now - j->next_issue_ns) / j->rate_period_ns + 1;
+	if (n > due)
+		n = (unsigned)due;
+	j->next_issue_ns += n * j->rate_period_ns;
+	return n;
+}
+
 /*
  * Plans and submits a batch.  Batches in flight are fewer than units in
  * flight, so with room for a unit there is an idle record.
@@ -352,6 +370,8 @@ static uint64_t job_issue(struct job *j, uint64_t now)
 
 	if (n > j->batch_submit)
 		n = j->batch_submit;
+	if (unlikely(j->rate_period_ns))
+		n = rate_due(j, now, n);
 	n = j->plan(j, j->batch, n);
 	if (!n) {
 		j->draining = true;
@@ -393,6 +413,21 @@ static uint64_t job_reap(struct job *j)
 	return j->now_ns;
 }
 
+/* With a rate, before the next I/O is due: reap what is in flight, or
+ * sleep until it is due (or the next tick). */
+static uint64_t rate_wait(struct job *j, uint64_t now)
+{
+	uint64_t until = min_u64(j->next_issue_ns, j->next_check_ns);
+	struct timespec ts;
+
+	if (j->inflight)
+		return job_reap(j);
+	ts.tv_sec = (time_t)((until - now) / 1000000000ULL);
+	ts.tv_nsec = (long)((until - now) % 1000000000ULL);
+	nanosleep(&ts, NULL);
+	return clock_now_ns();
+}
+
 /* Issues and reaps until the planner has nothing left and nothing is in flight. */
 static uint64_t job_run_io(struct job *j, uint64_t now)
 {
@@ -401,7 +436,10 @@ static uint64_t job_run_io(struct job *j, uint64_t now)
 		if (unlikely(now >= j->next_check_ns))
 			job_tick(j, now);
 		if (!j->draining && j->inflight < j->depth) {
-			now = job_issue(j, now);
+			if (unlikely(j->rate_period_ns) && now < j->next_issue_ns)
+				now = rate_wait(j, now);
+			else
+				now = job_issue(j, now);
 			continue;
 		}
 		if (!j->inflight)
@@ -422,6 +460,7 @@ static void job_loop(struct job *j)
 		j->ramp_end_ns = now + j->o->ramp_time_us * 1000;
 		atomic_store_explicit(&j->state, JOB_RAMP, memory_order_relaxed);
 	}
+	j->next_issue_ns = now;
 	now = job_run_io(j, now);
 	/* fio's loops: the same I/O again, counted in the same results. */
 	for (unsigned l = 1; l < j->o->loops && now < j->end_ns && !j->st->error &&
@@ -554,6 +593,16 @@ static uint64_t job_seed_base(const struct job *j)
 	return seed;
 }
 
+/* One I/O's share of a second under fio's rate or rate_iops (0: none). */
+static uint64_t rate_period(const struct job_opts *o, unsigned d, uint64_t bs)
+{
+	if (o->rate_iops[d])
+		return 1000000000ULL / o->rate_iops[d] ?: 1;
+	if (o->rate[d])
+		return bs * 1000000000ULL / o->rate[d] ?: 1;
+	return 0;
+}
+
 static int job_setup(struct job *j)
 {
 	const struct job_opts *o = j->o;
@@ -580,6 +629,7 @@ static int job_setup(struct job *j)
 		return ret;
 	}
 	plan_setup(j, job_seed_base(j));
+	j->rate_period_ns = rate_period(o, j->ddir, j->bs[j->ddir]);
 	if (o->verify) {
 		ret = verify_setup(j);
 		if (ret) {

@@ -102,6 +102,8 @@ struct job {
 	uint64_t short_missing[BENCH_DDIR_NR]; /* bytes short I/Os did not do */
 	uint64_t ios_left;                     /* budget of one-direction planners */
 	uint64_t number_left;                  /* number_ios: reads and writes left */
+	uint64_t rate_period_ns;               /* rate, rate_iops: an I/O's share of a second */
+	uint64_t next_issue_ns;                /* with a rate: when the next I/O is due */
 	uint64_t mix_rng;
 	unsigned writes_since_sync;
 	bool sync_due;

@@ -411,6 +411,14 @@ static int check_def(const struct job_def *d)
 		                  "%s: job '%s': taskrun=defer cannot be combined with "
 		                  "sqthread_poll=1 (DEFER_TASKRUN needs the owner to wait)",
 		                  def_where(d, "taskrun"), o->name);
+	for (unsigned k = 0; k < BENCH_DDIR_NR; k++)
+		if ((o->rate[k] || o->rate_iops[k]) &&
+		    __builtin_popcount(rw_modes[o->rw].ddirs) != 1)
+			return tool_error(-EINVAL,
+			                  "%s: job '%s': rate and rate_iops are for jobs of one "
+			                  "direction here (rw=%s has two)",
+			                  def_where(d, o->rate[k] ? "rate" : "rate_iops"), o->name,
+			                  rw_modes[o->rw].name);
 	if (o->time_based && !o->runtime_us)
 		return tool_error(-EINVAL, "%s: job '%s': time_based needs a runtime",
 		                  def_where(d, "time_based"), o->name);
