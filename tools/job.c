@@ -5,6 +5,7 @@
  * checks (stop, ramp, runtime, bandwidth samples), and teardown.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,8 @@ static uint64_t job_issue(struct job *j, uint64_t now)
 		n = j->batch_submit;
 	if (unlikely(j->rate_period_ns))
 		n = rate_due(j, now, n);
+	if (unlikely(j->o->thinktime_us) && n > j->think_left)
+		n = j->think_left;
 	n = j->plan(j, j->batch, n);
 	if (!n) {
 		j->draining = true;
@@ -388,6 +391,8 @@ static uint64_t job_issue(struct job *j, uint64_t now)
 	}
 	t = clock_now_ns();
 	job_submitted(j, j->batch, n, b, t);
+	if (unlikely(j->o->thinktime_us))
+		j->think_left -= n;
 	return t;
 }
 
@@ -428,6 +433,25 @@ static uint64_t rate_wait(struct job *j, uint64_t now)
 	return clock_now_ns();
 }
 
+/* fio's thinktime, once the I/Os before it ended: spin, then sleep. */
+static uint64_t think(struct job *j, uint64_t now)
+{
+	uint64_t spin_end = now + j->o->thinktime_spin_us * 1000, sleep_ns;
+	struct timespec ts;
+
+	while (now < spin_end)
+		now = clock_now_ns();
+	sleep_ns = j->o->thinktime_us > j->o->thinktime_spin_us
+	               ? (j->o->thinktime_us - j->o->thinktime_spin_us) * 1000
+	               : 0;
+	ts.tv_sec = (time_t)(sleep_ns / 1000000000ULL);
+	ts.tv_nsec = (long)(sleep_ns % 1000000000ULL);
+	if (sleep_ns)
+		nanosleep(&ts, NULL);
+	j->think_left = j->o->thinktime_blocks;
+	return clock_now_ns();
+}
+
 /* Issues and reaps until the planner has nothing left and nothing is in flight. */
 static uint64_t job_run_io(struct job *j, uint64_t now)
 {
@@ -435,6 +459,10 @@ static uint64_t job_run_io(struct job *j, uint64_t now)
 	for (;;) {
 		if (unlikely(now >= j->next_check_ns))
 			job_tick(j, now);
+		if (unlikely(!j->think_left) && !j->draining) {
+			now = j->inflight ? job_reap(j) : think(j, now);
+			continue;
+		}
 		if (!j->draining && j->inflight < j->depth) {
 			if (unlikely(j->rate_period_ns) && now < j->next_issue_ns)
 				now = rate_wait(j, now);
@@ -461,6 +489,7 @@ static void job_loop(struct job *j)
 		atomic_store_explicit(&j->state, JOB_RAMP, memory_order_relaxed);
 	}
 	j->next_issue_ns = now;
+	j->think_left = j->o->thinktime_us ? j->o->thinktime_blocks : UINT_MAX;
 	now = job_run_io(j, now);
 	/* fio's loops: the same I/O again, counted in the same results. */
 	for (unsigned l = 1; l < j->o->loops && now < j->end_ns && !j->st->error &&
@@ -506,6 +535,7 @@ uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs)
 	j->ddir = (unsigned)__builtin_ctz(ddirs);
 	j->draining = false;
 	j->ramping = false;
+	j->think_left = UINT_MAX; /* the verify pass does not pause */
 	j->end_ns = UINT64_MAX;
 	j->sample_ns = start;
 	j->next_sample_ns = start + SAMPLE_NS;

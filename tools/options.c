@@ -251,6 +251,19 @@ static int opt_time(const struct bench_opt *opt, const char *val, void *field)
 	return 0;
 }
 
+/* A time whose bare number is microseconds (fio's thinktime). */
+static int opt_time_us(const struct bench_opt *opt, const char *val, void *field)
+{
+	size_t digits = strspn(val, "0123456789");
+	char with_unit[32];
+
+	if (digits && !val[digits] && digits < sizeof(with_unit) - 3) {
+		snprintf(with_unit, sizeof(with_unit), "%sus", val);
+		return opt_time(opt, with_unit, field);
+	}
+	return opt_time(opt, val, field);
+}
+
 /* The words a value may be, for "'x' is not one of a, b, c". */
 struct word_list {
 	char text[256];
@@ -858,6 +871,33 @@ const struct bench_opt bench_opts[] = {
         .maxval = UINT64_MAX,
     },
     {
+        .name = "thinktime",
+        .arg = "TIME",
+        .help = "after thinktime_blocks I/Os, let them end and pause this long (microseconds "
+                "without a unit)",
+        .parse = opt_time_us,
+        JOB(thinktime_us),
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "thinktime_blocks",
+        .arg = "N",
+        .help = "I/Os between pauses",
+        .def = "1",
+        .parse = opt_int,
+        JOB(thinktime_blocks),
+        .minval = 1,
+        .maxval = 1U << 30,
+    },
+    {
+        .name = "thinktime_spin",
+        .arg = "TIME",
+        .help = "spin for this part of each pause, sleep the rest (microseconds without a unit)",
+        .parse = opt_time_us,
+        JOB(thinktime_spin_us),
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
         .name = "ramp_time",
         .arg = "TIME",
         .help = "run this long before measuring",
@@ -1280,9 +1320,6 @@ static const char *const fio_only[] = {
     "slat_percentiles",
     "steadystate",
     "sync",
-    "thinktime",
-    "thinktime_blocks",
-    "thinktime_spin",
     "trim_backlog",
     "trim_percentage",
     "uid",

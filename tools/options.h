@@ -107,6 +107,10 @@ struct job_opts {
 	/* fio's rate and rate_iops, per direction (0: none); one-direction
 	 * jobs only. */
 	uint64_t rate[BENCH_DDIR_NR], rate_iops[BENCH_DDIR_NR];
+	/* fio's thinktime: after thinktime_blocks I/Os, let them end, then
+	 * pause (spinning for thinktime_spin of it). */
+	uint64_t thinktime_us, thinktime_spin_us;
+	unsigned thinktime_blocks;
 	bool time_based;
 	bool randrepeat;
 	uint64_t randseed;
