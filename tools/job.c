@@ -358,6 +358,14 @@ static unsigned rate_due(struct job *j, uint64_t now, unsigned n)
 	return n;
 }
 
+/* A paced job's batch: what its rate allows, up to its next pause. */
+static unsigned pace_batch(struct job *j, uint64_t now, unsigned n)
+{
+	if (j->rate_period_ns)
+		n = rate_due(j, now, n);
+	return n < j->think_left ? n : j->think_left;
+}
+
 /*
  * Plans and submits a batch.  Batches in flight are fewer than units in
  * flight, so with room for a unit there is an idle record.
@@ -371,10 +379,8 @@ static uint64_t job_issue(struct job *j, uint64_t now)
 
 	if (n > j->batch_submit)
 		n = j->batch_submit;
-	if (unlikely(j->rate_period_ns))
-		n = rate_due(j, now, n);
-	if (unlikely(j->o->thinktime_us) && n > j->think_left)
-		n = j->think_left;
+	if (unlikely(j->paced))
+		n = pace_batch(j, now, n);
 	n = j->plan(j, j->batch, n);
 	if (!n) {
 		j->draining = true;
@@ -391,7 +397,7 @@ static uint64_t job_issue(struct job *j, uint64_t now)
 	}
 	t = clock_now_ns();
 	job_submitted(j, j->batch, n, b, t);
-	if (unlikely(j->o->thinktime_us))
+	if (unlikely(j->paced))
 		j->think_left -= n;
 	return t;
 }
@@ -452,6 +458,19 @@ static uint64_t think(struct job *j, uint64_t now)
 	return clock_now_ns();
 }
 
+/* A paced job waits: for its next pause, or for its rate. */
+static bool pace_holds(const struct job *j, uint64_t now)
+{
+	return !j->think_left || (j->rate_period_ns && now < j->next_issue_ns);
+}
+
+static uint64_t pace_wait(struct job *j, uint64_t now)
+{
+	if (j->think_left)
+		return rate_wait(j, now);
+	return j->inflight ? job_reap(j) : think(j, now);
+}
+
 /* Issues and reaps until the planner has nothing left and nothing is in flight. */
 static uint64_t job_run_io(struct job *j, uint64_t now)
 {
@@ -459,13 +478,9 @@ static uint64_t job_run_io(struct job *j, uint64_t now)
 	for (;;) {
 		if (unlikely(now >= j->next_check_ns))
 			job_tick(j, now);
-		if (unlikely(!j->think_left) && !j->draining) {
-			now = j->inflight ? job_reap(j) : think(j, now);
-			continue;
-		}
 		if (!j->draining && j->inflight < j->depth) {
-			if (unlikely(j->rate_period_ns) && now < j->next_issue_ns)
-				now = rate_wait(j, now);
+			if (unlikely(j->paced) && pace_holds(j, now))
+				now = pace_wait(j, now);
 			else
 				now = job_issue(j, now);
 			continue;
@@ -660,6 +675,7 @@ static int job_setup(struct job *j)
 	}
 	plan_setup(j, job_seed_base(j));
 	j->rate_period_ns = rate_period(o, j->ddir, j->bs[j->ddir]);
+	j->paced = j->rate_period_ns || o->thinktime_us;
 	if (o->verify) {
 		ret = verify_setup(j);
 		if (ret) {

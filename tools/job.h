@@ -105,6 +105,7 @@ struct job {
 	uint64_t rate_period_ns;               /* rate, rate_iops: an I/O's share of a second */
 	uint64_t next_issue_ns;                /* with a rate: when the next I/O is due */
 	unsigned think_left;                   /* thinktime: I/Os until the next pause */
+	bool paced;                            /* a rate or a thinktime: the loop's slow path */
 	uint64_t mix_rng;
 	unsigned writes_since_sync;
 	bool sync_due;
