@@ -361,3 +361,14 @@ assert ours[2]['usr_cpu'] > 25, ours[2]['usr_cpu']
 PY
 )
 check fio_thinktime '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 200 "$T/err") $why"
+
+# new_group: a reporting group of its own whose jobs still run beside the
+# ones before (a stonewall waits), numbered as fio numbers them.
+NG=(--ioengine=null --size=1G --time_based --runtime=400ms --name=a --name=b --new_group
+	--name=c --stonewall --name=d --new_group)
+f=$(fio --output-format=json "${NG[@]}" 2>/dev/null | groups)
+start_ns=$(date +%s%N)
+b=$("$B" bench --output-format=json "${NG[@]}" 2>/dev/null | groups)
+took_ms=$((($(date +%s%N) - start_ns) / 1000000))
+check new_group '[[ $f == "[('\''a'\'', 0), ('\''b'\'', 1), ('\''c'\'', 2), ('\''d'\'', 3)]" &&
+	$f == "$b" && $took_ms -lt 1400 ]]' "fio: $f; blkring: $b in $took_ms ms (two phases of 400)"

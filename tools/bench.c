@@ -571,9 +571,9 @@ static void run_groups(struct bench_run *br)
 	unsigned i = 0;
 
 	while (i < br->nr_jobs && !atomic_load(&br->stop)) {
-		unsigned gid = br->jobs[i].def->groupid, n = 0;
+		unsigned phase = br->jobs[i].def->phase, n = 0;
 
-		while (i + n < br->nr_jobs && br->jobs[i + n].def->groupid == gid)
+		while (i + n < br->nr_jobs && br->jobs[i + n].def->phase == phase)
 			n++;
 		run_group(br, i, n);
 		i += n;

@@ -432,17 +432,27 @@ static int check_def(const struct job_def *d)
 	return check_ring_depth(d);
 }
 
+/* A stonewall starts a new phase and reporting group; new_group only a
+ * group, whose jobs still run beside the ones before (fio's). */
 static void assign_groups(struct bench_cfg *cfg)
 {
-	unsigned gid = 0, in_group = 0;
+	unsigned gid = 0, phase = 0, in_group = 0, in_phase = 0;
 
 	for (unsigned i = 0; i < cfg->nr_defs; i++) {
-		if (cfg->defs[i].o.stonewall && in_group) {
+		const struct job_opts *o = &cfg->defs[i].o;
+
+		if ((o->stonewall || o->new_group) && in_group) {
 			gid++;
 			in_group = 0;
 		}
+		if (o->stonewall && in_phase) {
+			phase++;
+			in_phase = 0;
+		}
 		cfg->defs[i].groupid = gid;
+		cfg->defs[i].phase = phase;
 		in_group++;
+		in_phase++;
 	}
 	cfg->nr_groups = cfg->nr_defs ? gid + 1 : 0;
 }

@@ -31,6 +31,7 @@ struct job_def {
 	struct job_opts o;
 	struct kvlist given; /* the job's own options, as text, for "job options" */
 	unsigned groupid;
+	unsigned phase;            /* jobs of one phase run side by side; stonewall starts one */
 	char where[JOB_WHERE_MAX]; /* "FILE:LINE" of its section, or "command line" */
 };
 

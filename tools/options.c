@@ -1109,6 +1109,15 @@ const struct bench_opt bench_opts[] = {
         .flags = OPT_BARE,
     },
     {
+        .name = "new_group",
+        .arg = "BOOL",
+        .help = "start a new reporting group (its jobs still run beside the ones before)",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(new_group),
+        .flags = OPT_BARE,
+    },
+    {
         .name = "stonewall",
         .alias = "wait_for_previous",
         .arg = "BOOL",
@@ -1295,7 +1304,6 @@ static const char *const fio_only[] = {
     "log_avg_msec",
     "log_hist_msec",
     "max_latency",
-    "new_group",
     "nice",
     "numa_cpu_nodes",
     "numa_mem_policy",

@@ -111,6 +111,7 @@ struct job_opts {
 	 * pause (spinning for thinktime_spin of it). */
 	uint64_t thinktime_us, thinktime_spin_us;
 	unsigned thinktime_blocks;
+	bool new_group; /* fio's: a new reporting group, run beside the jobs before */
 	bool time_based;
 	bool randrepeat;
 	uint64_t randseed;
