@@ -372,3 +372,15 @@ b=$("$B" bench --output-format=json "${NG[@]}" 2>/dev/null | groups)
 took_ms=$((($(date +%s%N) - start_ns) / 1000000))
 check new_group '[[ $f == "[('\''a'\'', 0), ('\''b'\'', 1), ('\''c'\'', 2), ('\''d'\'', 3)]" &&
 	$f == "$b" && $took_ms -lt 1400 ]]' "fio: $f; blkring: $b in $took_ms ms (two phases of 400)"
+
+# exitall: the first job's end ends the one beside it (at once), not the
+# stonewalled job after them, as fio's run of the same jobs.
+EA=(--exitall --ioengine=null --name=a --size=64k --name=b --size=1G --time_based --runtime=10
+	--name=c --stonewall --size=64k --output-format=json)
+ea() { sed -n '/^{/,$p' | python3 -c "import json, sys
+print([(j['jobname'], j['read']['total_ios'] if j['jobname'] != 'b' else '-',
+        j['read']['runtime'] < 2000) for j in json.load(sys.stdin)['jobs']])"; }
+f=$(timeout 60 fio "${EA[@]}" 2>/dev/null | ea)
+b=$(timeout 60 "$B" bench "${EA[@]}" 2>/dev/null | ea)
+check exitall '[[ $f == "$b" && $b == "[('\''a'\'', 16, True), ('\''b'\'', '\''-'\'', True), ('\''c'\'', 16, True)]" ]]' \
+	"fio: $f; blkring: $b"

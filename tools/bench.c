@@ -37,9 +37,10 @@ struct bench_run {
 	unsigned snap_gen;
 	uint64_t next_status_ns;
 	unsigned nr_jobs;
-	_Atomic bool stop;
-	bool interrupted;  /* by SIGINT or SIGTERM */
-	uint64_t start_ns; /* the run's, for the JSON's elapsed */
+	_Atomic bool stop;       /* the run: no later phase starts */
+	_Atomic bool phase_stop; /* the running jobs (a signal, or fio's exitall) */
+	bool interrupted;        /* by SIGINT or SIGTERM */
+	uint64_t start_ns;       /* the run's, for the JSON's elapsed */
 	bool start_failed;
 	int sig_fd, done_fd;
 	FILE *out;
@@ -231,7 +232,7 @@ static int bench_jobs(struct bench_run *br)
 			j->number = ++br->nr_jobs;
 			j->clone = k;
 			j->engine = d->o.ioengine->engine;
-			j->stop = &br->stop;
+			j->stop = &br->phase_stop;
 			j->st = &br->stats[j->number - 1];
 			j->snap = br->snaps ? &br->snaps[j->number - 1] : NULL;
 			job_stats_init(j->st);
@@ -389,6 +390,7 @@ static void on_signal(struct bench_run *br)
 		        si.ssi_signo);
 	br->interrupted = true;
 	atomic_store(&br->stop, true);
+	atomic_store(&br->phase_stop, true);
 }
 
 /*
@@ -546,6 +548,7 @@ static void run_group(struct bench_run *br, unsigned first, unsigned nr)
 	struct job *jobs = &br->jobs[first];
 	unsigned started = 0;
 
+	atomic_store(&br->phase_stop, atomic_load(&br->stop));
 	for (unsigned i = 0; i < nr && !atomic_load(&br->stop); i++) {
 		int ret;
 

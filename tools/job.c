@@ -744,5 +744,8 @@ void job_main(struct job *j)
 			verify_phase(j);
 		job_finish(j);
 	}
+	/* fio's exitall: the jobs running beside this one end too. */
+	if (j->o->exitall || (j->o->exitall_on_error && j->st->error))
+		atomic_store(j->stop, true);
 	job_teardown(j);
 }

@@ -77,7 +77,7 @@ struct job {
 	unsigned nr_files;
 	uint64_t io_size; /* bytes of every file's region together */
 	const struct bench_engine *engine;
-	const _Atomic bool *stop; /* the run is being stopped */
+	_Atomic bool *stop; /* the running jobs are being stopped; exitall sets it */
 	struct job_stats *st;
 
 	/* The job thread's. */

@@ -112,6 +112,7 @@ struct job_opts {
 	uint64_t thinktime_us, thinktime_spin_us;
 	unsigned thinktime_blocks;
 	bool new_group; /* fio's: a new reporting group, run beside the jobs before */
+	bool exitall, exitall_on_error; /* fio's: this job's end ends the others running */
 	bool time_based;
 	bool randrepeat;
 	uint64_t randseed;
