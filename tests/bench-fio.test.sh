@@ -374,7 +374,8 @@ check new_group '[[ $f == "[('\''a'\'', 0), ('\''b'\'', 1), ('\''c'\'', 2), ('\'
 	$f == "$b" && $took_ms -lt 1400 ]]' "fio: $f; blkring: $b in $took_ms ms (two phases of 400)"
 
 # exitall: the first job's end ends the one beside it (at once), not the
-# stonewalled job after them, as fio's run of the same jobs.
+# stonewalled job after them ("all jobs in the same group", fio's HOWTO;
+# fio's own run sometimes ends that one too, so it is compared on a and b).
 EA=(--exitall --ioengine=null --name=a --size=64k --name=b --size=1G --time_based --runtime=10
 	--name=c --stonewall --size=64k --output-format=json)
 ea() { sed -n '/^{/,$p' | python3 -c "import json, sys
@@ -382,5 +383,6 @@ print([(j['jobname'], j['read']['total_ios'] if j['jobname'] != 'b' else '-',
         j['read']['runtime'] < 2000) for j in json.load(sys.stdin)['jobs']])"; }
 f=$(timeout 60 fio "${EA[@]}" 2>/dev/null | ea)
 b=$(timeout 60 "$B" bench "${EA[@]}" 2>/dev/null | ea)
-check exitall '[[ $f == "$b" && $b == "[('\''a'\'', 16, True), ('\''b'\'', '\''-'\'', True), ('\''c'\'', 16, True)]" ]]' \
+check exitall '[[ ${f%%, ('\''c'\''*} == "${b%%, ('\''c'\''*}" &&
+	$b == "[('\''a'\'', 16, True), ('\''b'\'', '\''-'\'', True), ('\''c'\'', 16, True)]" ]]' \
 	"fio: $f; blkring: $b"
