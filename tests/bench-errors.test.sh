@@ -20,8 +20,8 @@ expect2() {
 }
 
 expect2 unknown_option "command line: unknown option 'bogus'" --name=a --filename=null: --bogus=1
-expect2 fio_only_option "'gtod_reduce' is a fio option blkring does not support" \
-	--name=a --filename=null: --gtod_reduce=1
+expect2 fio_only_option "'bssplit' is a fio option blkring does not support" \
+	--name=a --filename=null: --bssplit=4k/50:8k/50
 expect2 bad_value "option 'iodepth': '0' is out of range" --name=a --filename=null: --iodepth=0
 # Without a filename a job's file is fio's NAME.JOB.FILE, which needs a size to be made.
 expect2 no_filename "job 'a': a.0.0 does not exist: give size= or filesize=" --name=a

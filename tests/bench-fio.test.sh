@@ -386,3 +386,23 @@ b=$(timeout 60 "$B" bench "${EA[@]}" 2>/dev/null | ea)
 check exitall '[[ ${f%%, ('\''c'\''*} == "${b%%, ('\''c'\''*}" &&
 	$b == "[('\''a'\'', 16, True), ('\''b'\'', '\''-'\'', True), ('\''c'\'', 16, True)]" ]]' \
 	"fio: $f; blkring: $b"
+
+# gtod_reduce, disable_clat and disable_lat leave out what fio leaves out:
+# the same clat and lat entries measured or not, with percentiles or not.
+for a in --gtod_reduce=1 --disable_clat=1 --disable_lat=1; do
+	fio --name=x "$a" --ioengine=null --size=1M --output-format=json >"$T/fio.lat" 2>/dev/null
+	"$B" bench --name=x "$a" --ioengine=null --size=1M --output-format=json >"$T/b.lat" 2>/dev/null
+	why=$(python3 - "$T/fio.lat" "$T/b.lat" <<'PY' 2>&1
+import json, sys
+def seen(f):
+    j = json.load(open(f))['jobs'][0]
+    r = j['read']
+    return ([(k, r[k]['N'] > 0, 'percentile' in r[k]) for k in ('clat_ns', 'lat_ns')],
+            sum(j['latency_us'].values()) + sum(j['latency_ns'].values()) > 0, r['total_ios'])
+a, b = seen(sys.argv[1]), seen(sys.argv[2])
+assert a == b, (a, b)
+PY
+)
+	name=${a#--}
+	check "fio_${name%%=*}" '[[ -z $why ]]' "$why"
+done

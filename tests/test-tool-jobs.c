@@ -287,8 +287,8 @@ static void test_file_errors(void)
 	    {"[a]\n\n\nbogus=1\n", ":4: unknown option 'bogus'", NULL},
 	    {"[global]\nbs=4x\n", ":2: option 'bs': '4x' is not a size", NULL},
 	    {"[a]\niodepth\n", ":2: option 'iodepth' needs a value", NULL},
-	    {"[a]\ngtod_reduce=1\n",
-	     ":2: option 'gtod_reduce' is a fio option blkring does not support", NULL},
+	    {"[a]\nbssplit=4k/50:8k/50\n",
+	     ":2: option 'bssplit' is a fio option blkring does not support", NULL},
 	    {"[a]\noutput=x\n", ":2: option 'output' is taken on the command line only", NULL},
 	    {"[a]\nclocksource=cpu\n", ":2: option 'clocksource' applies to the whole run", NULL},
 	    /* a job's error about an option is at the line that set it */

@@ -388,7 +388,7 @@ static void test_places(void)
 	set_fails("bogus", "1", true, true, "unknown option 'bogus'", "blkring bench --help");
 	set_fails("verify_pattern", "0xff", true, true,
 	          "option 'verify_pattern' is a fio option blkring does not support", NULL);
-	set_fails("gtod_reduce", NULL, false, true, "a fio option blkring does not support", NULL);
+	set_fails("bssplit", NULL, false, true, "a fio option blkring does not support", NULL);
 	set_fails("output", "x.txt", false, false, "'output' is taken on the command line only",
 	          NULL);
 	set_fails("output-format", "json", false, false, "on the command line only", NULL);

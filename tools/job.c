@@ -695,6 +695,28 @@ static int job_setup(struct job *j)
 	return j->engine->init ? j->engine->init(j) : 0;
 }
 
+/* fio's gtod_reduce and disable_{lat,clat,slat}: the latencies they leave
+ * out read as nothing measured, once the job's counts are final. */
+static void job_drop_disabled(struct job *j)
+{
+	const struct job_opts *o = j->o;
+
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		struct dir_stats *ds = &j->st->dir[d];
+
+		if (o->gtod_reduce || o->disable_slat)
+			memset(&ds->slat, 0, sizeof(ds->slat));
+		if (o->gtod_reduce || o->disable_clat) {
+			memset(&ds->clat, 0, sizeof(ds->clat));
+			memset(&ds->clat_hist, 0, sizeof(ds->clat_hist));
+		}
+		if (o->gtod_reduce || o->disable_lat) {
+			memset(&ds->lat, 0, sizeof(ds->lat));
+			memset(&ds->lat_hist, 0, sizeof(ds->lat_hist));
+		}
+	}
+}
+
 static void job_finish(struct job *j)
 {
 	int ret;
@@ -707,6 +729,7 @@ static void job_finish(struct job *j)
 			job_fail(j, ret, "end_fsync");
 	}
 	job_rusage(j, j->st);
+	job_drop_disabled(j);
 }
 
 static void job_teardown(struct job *j)

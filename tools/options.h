@@ -113,6 +113,8 @@ struct job_opts {
 	unsigned thinktime_blocks;
 	bool new_group; /* fio's: a new reporting group, run beside the jobs before */
 	bool exitall, exitall_on_error; /* fio's: this job's end ends the others running */
+	/* fio's: latencies left out (gtod_reduce: all three). */
+	bool gtod_reduce, disable_lat, disable_clat, disable_slat;
 	bool time_based;
 	bool randrepeat;
 	uint64_t randseed;
