@@ -406,3 +406,19 @@ PY
 	name=${a#--}
 	check "fio_${name%%=*}" '[[ -z $why ]]' "$why"
 done
+
+# io_size: the region goes round until the bytes are done, over one file,
+# two directions and two files, as fio counts them.
+mkdir -p "$T/iosz"
+total() { python3 -c "import json, sys
+print(sum(j[d]['total_ios'] for j in json.load(sys.stdin)['jobs'] for d in ('read', 'write')))"; }
+for a in "--rw=read" "--rw=randrw" "--nrfiles=2 --directory=$T/iosz"; do
+	# shellcheck disable=SC2086
+	f=$(fio --name=x --io_size=2M --size=1M --ioengine=null $a --output-format=json 2>/dev/null | total)
+	# shellcheck disable=SC2086
+	b=$("$B" bench --name=x --io_size=2M --size=1M --ioengine=null $a --output-format=json 2>/dev/null |
+		total)
+	name=${a#--}
+	name=${name#rw=}
+	check "io_size_${name%%[= ]*}" '[[ $f == 512 && $b == 512 ]]' "fio: $f; blkring: $b ($a)"
+done

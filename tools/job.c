@@ -154,6 +154,17 @@ static void job_reset_budget(struct job *j)
 	for (unsigned k = 0; k < j->nr_files; k++)
 		j->files[k].bytes_left = unlimited ? UINT64_MAX : j->files[k].len;
 	j->number_left = j->o->number_ios ? j->o->number_ios : UINT64_MAX;
+	/* fio's io_size: the files go round until the job's bytes are done. */
+	if (j->o->io_size && !unlimited) {
+		uint64_t ios = j->o->io_size / j->bs[j->ddir];
+
+		j->ios_left = ios;
+		for (unsigned k = 0; k < j->nr_files; k++)
+			j->files[k].bytes_left = UINT64_MAX;
+		j->io_bytes_left = j->o->io_size;
+	} else {
+		j->io_bytes_left = UINT64_MAX;
+	}
 	if (j->ios_left > j->number_left)
 		j->ios_left = j->number_left;
 }

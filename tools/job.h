@@ -102,6 +102,7 @@ struct job {
 	uint64_t short_missing[BENCH_DDIR_NR]; /* bytes short I/Os did not do */
 	uint64_t ios_left;                     /* budget of one-direction planners */
 	uint64_t number_left;                  /* number_ios: reads and writes left */
+	uint64_t io_bytes_left;                /* io_size: bytes left to plan */
 	uint64_t rate_period_ns;               /* rate, rate_iops: an I/O's share of a second */
 	uint64_t next_issue_ns;                /* with a rate: when the next I/O is due */
 	unsigned think_left;                   /* thinktime: I/Os until the next pause */

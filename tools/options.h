@@ -104,6 +104,7 @@ struct job_opts {
 	uint64_t startdelay_us; /* the job waits this long before it starts */
 	unsigned loops;         /* runs of the job's I/O, measured together */
 	uint64_t number_ios;    /* reads and writes at most; 0: as size says */
+	uint64_t io_size;       /* bytes to move, going round the region; 0: size */
 	/* fio's rate and rate_iops, per direction (0: none); one-direction
 	 * jobs only. */
 	uint64_t rate[BENCH_DDIR_NR], rate_iops[BENCH_DDIR_NR];

@@ -159,10 +159,11 @@ static bool plan_one(struct job *j, struct io_unit *io)
 		return true;
 	}
 	d = pick_ddir(j);
-	f = j->number_left ? pick_file(j, j->bs[d]) : NULL;
+	f = j->number_left && j->io_bytes_left >= j->bs[d] ? pick_file(j, j->bs[d]) : NULL;
 	if (!f)
 		return false;
 	j->number_left--;
+	j->io_bytes_left -= j->bs[d];
 	f->bytes_left -= j->bs[d];
 	io->file = (uint16_t)(f - j->files);
 	io->ddir = (uint8_t)d;
