@@ -805,51 +805,20 @@ static void test_volume_poll_cookie(void)
 	nt_volume("cookie");
 }
 
-struct nt_load_arg {
-	struct blkring_dev *vol;
-	_Atomic bool stop;
-	_Atomic unsigned long done;
-};
-
-/* Writes 4k blocks of the volume's first 16 MiB in a loop, 16 in flight,
- * each of which must succeed, until told to stop. */
-static void *nt_load_thread(void *p)
-{
-	struct nt_load_arg *a = p;
-	char *buf = test_alloc(16 * 4096);
-	struct blkring ring;
-	unsigned long n = 0;
-
-	test_ring(&ring, 0, a->vol);
-	memset(buf, 0x3c, 16 * 4096);
-	while (!atomic_load(&a->stop)) {
-		for (unsigned i = 0; i < 16; i++)
-			blkring_prep_write(ring_sqe(&ring), 0, buf + i * 4096, 4096,
-			                   ((n * 16 + i) * 4096) % (16 * MiB));
-		CHECK_EQ(blkring_submit(&ring), 16);
-		for (unsigned i = 0; i < 16; i++)
-			CHECK_EQ(test_wait(&ring, NULL, 10000), 4096);
-		atomic_store(&a->done, ++n);
-	}
-	blkring_queue_exit(&ring);
-	free(buf);
-	return NULL;
-}
-
 /* A reload under load swaps a local leg for a remote one, whose limits
  * and features differ: no I/O fails, and what the volume writes after
  * lands on the server. */
 static void test_volume_reload_remote(void)
 {
 	const char *uri = nt_uri(S_MEM);
-	struct nt_load_arg a = {0};
+	struct test_load a = {0};
 	char table[512];
 	struct blkring_dev *leg;
 	pthread_t t;
 	unsigned long before;
 
 	a.vol = test_vol("0 131072 linear null:memory_backed=1,size=64M,name=nbd-reload 0\n", NULL);
-	CHECK_EQ(pthread_create(&t, NULL, nt_load_thread, &a), 0);
+	CHECK_EQ(pthread_create(&t, NULL, test_load_thread, &a), 0);
 	while (atomic_load(&a.done) < 20)
 		usleep(1000);
 	snprintf(table, sizeof(table), "0 131072 linear %s 12582912\n", uri); /* at 6 GiB */

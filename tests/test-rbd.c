@@ -407,41 +407,12 @@ static void test_bad_specs(void)
 
 /* ---- volumes ---- */
 
-struct rt_load_arg {
-	struct blkring_dev *vol;
-	atomic_bool stop;
-	atomic_ulong done;
-};
-
-static void *rt_load_thread(void *p)
-{
-	struct rt_load_arg *a = p;
-	char *buf = test_alloc(16 * 4096);
-	struct blkring ring;
-	unsigned long n = 0;
-
-	test_ring(&ring, 0, a->vol);
-	memset(buf, 0x3c, 16 * 4096);
-	while (!atomic_load(&a->stop)) {
-		for (unsigned i = 0; i < 16; i++)
-			blkring_prep_write(ring_sqe(&ring), 0, buf + i * 4096, 4096,
-			                   ((n * 16 + i) * 4096) % (16 * MiB));
-		CHECK_EQ(blkring_submit(&ring), 16);
-		for (unsigned i = 0; i < 16; i++)
-			CHECK_EQ(test_wait(&ring, NULL, 20000), 4096);
-		atomic_store(&a->done, ++n);
-	}
-	blkring_queue_exit(&ring);
-	free(buf);
-	return NULL;
-}
-
 /* A reload under load swaps a local leg for an rbd one, whose limits and
  * features differ: no I/O fails, and what the volume writes after lands
  * in the image. */
 static void test_volume_reload(void)
 {
-	struct rt_load_arg a = {0};
+	struct test_load a = {0};
 	struct blkring_dev *leg;
 	char *buf = test_alloc(65536);
 	pthread_t t;
@@ -449,7 +420,7 @@ static void test_volume_reload(void)
 
 	rt_need_cluster();
 	a.vol = test_vol("0 32768 linear null:memory_backed=1,size=16M,name=rbd-reload 0\n", NULL);
-	CHECK_EQ(pthread_create(&t, NULL, rt_load_thread, &a), 0);
+	CHECK_EQ(pthread_create(&t, NULL, test_load_thread, &a), 0);
 	while (atomic_load(&a.done) < 10)
 		usleep(1000);
 	CHECK_EQ(blkring_vol_load(a.vol, "0 32768 linear rbd:rbd/img 131072\n", NULL), 0);

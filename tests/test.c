@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -247,4 +248,27 @@ int test_ring_rw(struct blkring *ring, bool write, void *buf, unsigned len, uint
 		blkring_prep_read(sqe, 0, buf, len, off);
 	sqe->rw_flags = rw_flags;
 	return test_ring_one(ring);
+}
+
+void *test_load_thread(void *arg)
+{
+	struct test_load *a = arg;
+	char *buf = test_alloc(16 * 4096);
+	struct blkring ring;
+	unsigned long n = 0;
+
+	test_ring(&ring, 0, a->vol);
+	memset(buf, 0x3c, 16 * 4096);
+	while (!atomic_load(&a->stop)) {
+		for (unsigned i = 0; i < 16; i++)
+			blkring_prep_write(ring_sqe(&ring), 0, buf + i * 4096, 4096,
+			                   ((n * 16 + i) * 4096) % (16ULL << 20));
+		CHECK_EQ(blkring_submit(&ring), 16);
+		for (unsigned i = 0; i < 16; i++)
+			CHECK_EQ(test_wait(&ring, NULL, 20000), 4096);
+		atomic_store(&a->done, ++n);
+	}
+	blkring_queue_exit(&ring);
+	free(buf);
+	return NULL;
 }

@@ -8,6 +8,7 @@
 #ifndef BLKRING_TESTS_TEST_H
 #define BLKRING_TESTS_TEST_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,6 +94,15 @@ int test_ring_one(struct blkring *ring);
 /* A read or write of device 0 on the ring, waited for. */
 int test_ring_rw(struct blkring *ring, bool write, void *buf, unsigned len, uint64_t off,
                  unsigned rw_flags);
+
+/* A thread that writes 16 x 4 KiB at a time through a ring on vol, over
+ * its first 16 MiB, until stop; done counts the batches. */
+struct test_load {
+	struct blkring_dev *vol;
+	_Atomic bool stop;
+	_Atomic unsigned long done;
+};
+void *test_load_thread(void *arg);
 
 /* This process's threads with a line of /proc/self/task/TID/FILE that
  * starts with `line`. */
