@@ -93,10 +93,9 @@ struct rbdev {
 	bool interrupt_started;
 };
 
-/* What a bio needs beyond its buffer: a copy of a vectored window, or a
- * flush still to come after a FUA write. */
+/* A vectored bio's window, copied (it may start inside its first segment
+ * and end inside its last). */
 struct rbdev_io {
-	bool flush_after;
 	int nr;
 	struct iovec iov[];
 };
@@ -131,14 +130,14 @@ static void rbdev_end(struct blkring_dev *dev, struct blkring_bio *bio, int stat
 
 static int issue_flush(struct rbdev *rd, struct blkring_bio *bio);
 
-/* librbd's answer for bio: a FUA write's flush still to come, or its end. */
+/* librbd's answer for bio: a FUA write's flush still to come (BIO_FUA is
+ * cleared once it is sent), or its end. */
 static void rbdev_answer(struct blkring_dev *dev, struct blkring_bio *bio, ssize_t ret)
 {
-	struct rbdev_io *io = bio_io(bio);
 	int status = ret < 0 ? (int)ret : 0;
 
-	if (!status && io && io->flush_after) {
-		io->flush_after = false;
+	if (!status && bio->op == REQ_OP_WRITE && (bio->flags & BIO_FUA)) {
+		bio->flags &= ~BIO_FUA;
 		status = issue_flush(dev->private, bio);
 		if (!status)
 			return;
@@ -190,9 +189,7 @@ static int issue_flush(struct rbdev *rd, struct blkring_bio *bio)
 	return ret;
 }
 
-/* The bio's window as an iovec array of its own (a bio's window may start
- * inside its first segment and end inside its last). */
-static int window_copy(struct blkring_bio *bio, bool flush_after)
+static int window_copy(struct blkring_bio *bio)
 {
 	unsigned n = 0;
 	uint64_t left = bio->size, skip = bio->vec_skip;
@@ -210,7 +207,6 @@ static int window_copy(struct blkring_bio *bio, bool flush_after)
 		skip = 0;
 	}
 	io->nr = (int)n;
-	io->flush_after = flush_after;
 	bio->driver_data = io;
 	return 0;
 }
@@ -223,20 +219,17 @@ static bool one_segment(const struct blkring_bio *bio)
 static int issue_rw(struct rbdev *rd, struct blkring_bio *bio, rbd_completion_t c)
 {
 	bool write = bio->op == REQ_OP_WRITE;
-	int ret = 0;
+	int ret;
 
-	if (write && (bio->flags & BIO_FUA))
-		ret = window_copy(bio, true);
-	else if (!one_segment(bio))
-		ret = window_copy(bio, false);
-	if (ret)
-		return ret;
 	if (one_segment(bio)) {
 		char *buf = (char *)bio->vec[0].iov_base + bio->vec_skip;
 
 		return write ? rbd_aio_write(rd->img, (uint64_t)bio_offset(bio), bio->size, buf, c)
 		             : rbd_aio_read(rd->img, (uint64_t)bio_offset(bio), bio->size, buf, c);
 	}
+	ret = window_copy(bio);
+	if (ret)
+		return ret;
 	return write
 	           ? rbd_aio_writev(rd->img, bio_io(bio)->iov, bio_io(bio)->nr, bio_offset(bio), c)
 	           : rbd_aio_readv(rd->img, bio_io(bio)->iov, bio_io(bio)->nr, bio_offset(bio), c);
