@@ -61,16 +61,17 @@ static int check_buffer_alignment(struct blkring_bio *bio)
 {
 	const struct blkring_limits *lim = &bio->dev->limits;
 	uint64_t len_mask = READ_ONCE(lim->logical_block_size) - 1;
+	uint32_t align = READ_ONCE(lim->dma_alignment);
 
-	if (!READ_ONCE(lim->dma_alignment))
+	if (!align)
 		return 0;
-	if (bio->vec_skip & READ_ONCE(lim->dma_alignment))
+	if (bio->vec_skip & align)
 		return -EINVAL;
 	for (uint32_t i = 0; i < bio->nr_vecs; i++) {
 		uintptr_t base = (uintptr_t)bio->vec[i].iov_base + (i ? 0 : bio->vec_skip);
 		uint64_t len = bio->vec[i].iov_len - (i ? 0 : bio->vec_skip);
 
-		if ((base & READ_ONCE(lim->dma_alignment)) || (len & len_mask))
+		if ((base & align) || (len & len_mask))
 			return -EINVAL;
 	}
 	return 0;

@@ -404,8 +404,8 @@ static uint32_t max_u32(uint32_t a, uint32_t b)
 	return a > b ? a : b;
 }
 
-/* Linux's blk_stack_limits, the parts we keep: the strictest of each. */
-/* A leg that is a volume may be swapping its table: each field once. */
+/* Linux's blk_stack_limits, the parts we keep: the strictest of each.  A
+ * leg that is a volume may be swapping its table: each field read once. */
 static void stack_limits(struct blkring_limits *l, const struct blkring_limits *leg)
 {
 	l->logical_block_size = max_u32(l->logical_block_size, READ_ONCE(leg->logical_block_size));

@@ -217,9 +217,9 @@ static int dm_queue(struct dm_io *io, struct dm_target *ti, struct dm_clone *c)
 	return 0;
 }
 
-/* Reads and writes: cut at target ends and at chunk boundaries. */
-/* Pieces also fit the table's own limits: the original met the volume's
- * when it was submitted, which a reload may have lowered since. */
+/* Reads and writes: cut at target ends, at chunk boundaries, and to the
+ * table's own limits (the original met the volume's when it was
+ * submitted, which a reload may have lowered since). */
 static int dm_split_rw(struct dm_io *io, const struct dm_table *t)
 {
 	struct blkring_bio *orig = io->orig;

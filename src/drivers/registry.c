@@ -29,10 +29,10 @@ static const struct blkring_driver *const builtin[] = {
 };
 
 /* Drivers built as modules (src/drivers/modules/TYPE.c), found as
- * MODULE_SUBDIR/TYPE.so beside the library, or in $BLKRING_MODULE_DIR. */
+ * MODULE_SUBDIR/TYPE.so beside the library, or in $BLKRING_MODULE_DIR;
+ * each defines blkring__TYPE_driver. */
 struct module {
 	const char *type;
-	const char *symbol;   /* its struct blkring_driver */
 	const char *packages; /* what building it needs (Debian) */
 	/* Specs that are the driver's without TYPE: (it is loaded to open them). */
 	const char *const *prefixes;
@@ -41,8 +41,8 @@ struct module {
 static const char *const nbd_uris[] = {"nbd://", "nbds://", "nbd+unix://", "nbds+unix://", NULL};
 
 static const struct module modules[] = {
-    {"nbd", "blkring__nbd_driver", "libnbd-dev", nbd_uris},
-    {"rbd", "blkring__rbd_driver", "librbd-dev and librados-dev", NULL},
+    {"nbd", "libnbd-dev", nbd_uris},
+    {"rbd", "librbd-dev and librados-dev", NULL},
 };
 
 #define MODULE_SUBDIR "blkring-modules"
@@ -171,7 +171,7 @@ static void export_library(void)
 
 static int module_load(const struct module *m, const struct blkring_driver **drvp)
 {
-	char dir[4096], path[4200];
+	char dir[4096], path[4200], symbol[64];
 	const struct blkring_driver *drv;
 	void *h;
 
@@ -191,11 +191,12 @@ static int module_load(const struct module *m, const struct blkring_driver **drv
 		                      "libblkring.a must export the module interface: "
 		                      "-Wl,--export-dynamic-symbol='blkring__*')",
 		                      m->type, path, dlerror());
-	drv = dlsym(h, m->symbol);
+	snprintf(symbol, sizeof(symbol), "blkring__%s_driver", m->type);
+	drv = dlsym(h, symbol);
 	if (!drv || strcmp(drv->type, m->type)) {
 		dlclose(h);
 		return blkring__error(-ENODEV, "%s: module %s has no driver %s", m->type, path,
-		                      m->symbol);
+		                      symbol);
 	}
 	*drvp = drv;
 	return 0;

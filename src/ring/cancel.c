@@ -76,8 +76,11 @@ static struct blkring_req *link_before(struct blkring__ctx *ctx, const struct bl
 	return NULL;
 }
 
-bool blkring__req_take_bio(struct blkring_req *req)
+bool blkring__req_take_back(struct blkring__ctx *ctx, struct blkring_req *req)
 {
+	if (blkring__io_wq_cancel_one(&ctx->wq, &req->work))
+		return true;
+	/* The worker owns the bio of what it issued. */
 	return has_dev(req->opcode) && !(req->flags & REQ_F_PUNTED) &&
 	       blkring__bio_cancel(&req->bio);
 }
@@ -97,8 +100,7 @@ static bool cancel_one(struct blkring__ctx *ctx, struct blkring_req *req)
 		WRITE_ONCE(before->link, NULL);
 	} else if (!list_take(&ctx->defer_head, &ctx->defer_tail, req) &&
 	           !list_take(&ctx->ready_head, &ctx->ready_tail, req) &&
-	           !blkring__io_wq_cancel_one(&ctx->wq, &req->work) &&
-	           !blkring__req_take_bio(req)) {
+	           !blkring__req_take_back(ctx, req)) {
 		return false;
 	}
 	blkring__req_post(ctx, req, -ECANCELED);

@@ -395,10 +395,10 @@ int blkring__link_timeout_issue(struct blkring_req *req, unsigned issue_flags);
 void blkring__timeout_take(struct blkring__ctx *ctx, struct blkring_req *t);
 
 /* cancel.c */
-/* Takes back the bio of a request the owner issued while it waits for a
- * device's tag or is held by a suspended volume; true when
- * taken: nothing of it was issued, and the caller ends the request. */
-bool blkring__req_take_bio(struct blkring_req *req);
+/* Takes back an issued request that has not reached its device: queued
+ * for the worker pool, or (issued by the owner) its bio waiting for a tag
+ * or held by a suspended volume.  True when taken; the caller ends it. */
+bool blkring__req_take_back(struct blkring__ctx *ctx, struct blkring_req *req);
 int blkring__cancel_prep(struct blkring__ctx *ctx, struct blkring_req *req,
                          const struct blkring_sqe *sqe);
 int blkring__cancel_issue(struct blkring_req *req, unsigned issue_flags);

@@ -9,9 +9,10 @@
  *
  * A linked timeout that fires cancels its request where the ring still
  * holds it (queued for the worker pool, its bio waiting for a tag or held
- * by a suspended volume): the request gets -ECANCELED, the timeout -ETIME.  A request already on
- * its device cannot be called back (block I/O has no cancel): the timeout completes -EALREADY and
- * the request completes as it will.
+ * by a suspended volume): the request gets -ECANCELED, the timeout -ETIME.
+ * A request already on its device cannot be called back (block I/O has no
+ * cancel): the timeout completes -EALREADY and the request completes as it
+ * will.
  */
 #include <errno.h>
 #include <string.h>
@@ -154,7 +155,7 @@ static void ltimeout_fire(struct blkring__ctx *ctx, struct blkring_req *t)
 
 	WRITE_ONCE(req->link, t->link); /* req's device thread may be ending it */
 	t->link = NULL;
-	if (blkring__io_wq_cancel_one(&ctx->wq, &req->work) || blkring__req_take_bio(req)) {
+	if (blkring__req_take_back(ctx, req)) {
 		blkring__req_post(ctx, req, -ECANCELED);
 		res = -ETIME;
 	}
