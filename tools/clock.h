@@ -64,4 +64,13 @@ static inline uint64_t clock_now_ns(void)
 	return clock_mono_ns() - bench_clock.base_ns;
 }
 
+/* Sleeps ns nanoseconds (a signal may end it early). */
+static inline void clock_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
+
+	if (ns)
+		nanosleep(&ts, NULL);
+}
+
 #endif

@@ -156,9 +156,7 @@ static void job_reset_budget(struct job *j)
 	j->number_left = j->o->number_ios ? j->o->number_ios : UINT64_MAX;
 	/* fio's io_size: the files go round until the job's bytes are done. */
 	if (j->o->io_size && !unlimited) {
-		uint64_t ios = j->o->io_size / j->bs[j->ddir];
-
-		j->ios_left = ios;
+		j->ios_left = j->o->io_size / j->bs[j->ddir];
 		for (unsigned k = 0; k < j->nr_files; k++)
 			j->files[k].bytes_left = UINT64_MAX;
 		j->io_bytes_left = j->o->io_size;
@@ -439,32 +437,22 @@ static uint64_t job_reap(struct job *j)
  * sleep until it is due (or the next tick). */
 static uint64_t rate_wait(struct job *j, uint64_t now)
 {
-	uint64_t until = min_u64(j->next_issue_ns, j->next_check_ns);
-	struct timespec ts;
-
 	if (j->inflight)
 		return job_reap(j);
-	ts.tv_sec = (time_t)((until - now) / 1000000000ULL);
-	ts.tv_nsec = (long)((until - now) % 1000000000ULL);
-	nanosleep(&ts, NULL);
+	clock_sleep_ns(min_u64(j->next_issue_ns, j->next_check_ns) - now);
 	return clock_now_ns();
 }
 
 /* fio's thinktime, once the I/Os before it ended: spin, then sleep. */
 static uint64_t think(struct job *j, uint64_t now)
 {
-	uint64_t spin_end = now + j->o->thinktime_spin_us * 1000, sleep_ns;
-	struct timespec ts;
+	const struct job_opts *o = j->o;
+	uint64_t spin_end = now + o->thinktime_spin_us * 1000;
 
 	while (now < spin_end)
 		now = clock_now_ns();
-	sleep_ns = j->o->thinktime_us > j->o->thinktime_spin_us
-	               ? (j->o->thinktime_us - j->o->thinktime_spin_us) * 1000
-	               : 0;
-	ts.tv_sec = (time_t)(sleep_ns / 1000000000ULL);
-	ts.tv_nsec = (long)(sleep_ns % 1000000000ULL);
-	if (sleep_ns)
-		nanosleep(&ts, NULL);
+	if (o->thinktime_us > o->thinktime_spin_us)
+		clock_sleep_ns((o->thinktime_us - o->thinktime_spin_us) * 1000);
 	j->think_left = j->o->thinktime_blocks;
 	return clock_now_ns();
 }
@@ -533,16 +521,14 @@ static void job_loop(struct job *j)
 static bool job_start_delay(struct job *j)
 {
 	uint64_t end = clock_now_ns() + j->o->startdelay_us * 1000;
-	struct timespec slice = {0, 10000000};
 
+	/* In slices of 10 ms, so that a stop is seen. */
 	while (!atomic_load_explicit(j->stop, memory_order_relaxed)) {
 		uint64_t now = clock_now_ns();
 
 		if (now >= end)
 			return true;
-		if (end - now < 10000000ULL)
-			slice.tv_nsec = (long)(end - now);
-		nanosleep(&slice, NULL);
+		clock_sleep_ns(min_u64(end - now, 10000000ULL));
 	}
 	return false;
 }
