@@ -55,6 +55,11 @@ extern "C" {
 #define BLKRING_VERSION_MINOR 2
 #define BLKRING_VERSION_STRING "0.2.0"
 
+/* The real-time signal that null devices with irqmode=signal raise their
+ * completions with, on the threads that submit to them: such a thread must
+ * not block it, and nothing else in the process may handle it. */
+#define BLKRING_IRQ_SIGNAL (SIGRTMIN + 6)
+
 /* ------------------------------------------------------------------ */
 /* Ring ABI: the same layout and field names as io_uring's.           */
 /* ------------------------------------------------------------------ */
@@ -465,7 +470,12 @@ struct blkring_ring_stats {
 	uint64_t sleeps;     /* times the owner slept waiting for completions */
 	uint64_t overflowed; /* CQEs that went to the overflow list (as *cq.koverflow) */
 	uint64_t workers;    /* worker threads started */
-	uint64_t resv[8];
+	/* CQEs of completions run as task work, and the time they waited in
+	 * all, from the push of their task work to the CQ tail store that
+	 * published them (mean: tw_wait_ns / tw_wait_nr). */
+	uint64_t tw_wait_nr;
+	uint64_t tw_wait_ns;
+	uint64_t resv[6];
 };
 
 BLKRING_API int blkring_ring_stats(struct blkring *ring, struct blkring_ring_stats *stats);

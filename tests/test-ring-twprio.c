@@ -113,13 +113,13 @@ static void twprio_off_is_fifo(void)
 
 /* Task work that holds the SQ thread until the test opens it. */
 struct gate {
-	struct blkring__tw_node tw;
+	struct blkring_tw_node tw;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool entered, open;
 };
 
-static void gate_run(struct blkring__tw_node *tw)
+static void gate_run(struct blkring_tw_node *tw)
 {
 	struct gate *g = container_of(tw, struct gate, tw);
 

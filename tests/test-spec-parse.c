@@ -195,8 +195,8 @@ static void test_open_errors(void)
 	open_fails("null:submit_queues=0", -EINVAL, "key 'submit_queues'", "1 to 64");
 	open_fails("null:poll_queues=65", -EINVAL, "key 'poll_queues'", "0 to 64");
 	open_fails("null:hw_queue_depth=0", -EINVAL, "key 'hw_queue_depth'", "1 to 65536");
-	open_fails("null:irqmode=3", -EINVAL, "key 'irqmode'", "none|softirq|timer");
-	open_fails("null:irqmode=hard", -EINVAL, "key 'irqmode'", "none|softirq|timer");
+	open_fails("null:irqmode=4", -EINVAL, "key 'irqmode'", "none|softirq|timer|signal");
+	open_fails("null:irqmode=hard", -EINVAL, "key 'irqmode'", "none|softirq|timer|signal");
 	open_fails("null:completion_nsec=-5", -EINVAL, "key 'completion_nsec'", "integer");
 	open_fails("null:completion_nsec=10000000001", -EINVAL, "key 'completion_nsec'", "10 s");
 	open_fails("null:spin_nsec=18446744073709551615", -EINVAL, "key 'spin_nsec'", "10 s");

@@ -150,6 +150,15 @@ struct blkring_dev_stats {
  */
 struct blkring_ioc_queue;
 
+/* Work for a ring's task-work thread: a ring's own, or a driver's handed up
+ * through blkring_ioc.irq_work. */
+struct blkring_tw_node {
+	struct llist_node node;
+	void (*func)(struct blkring_tw_node *tw);
+	uint64_t pushed_ns; /* a completion's: when it was pushed (tw_wait_ns) */
+	bool prio;          /* a completion: on a TW_PRIO ring it runs before other work */
+};
+
 struct blkring_ioc_queue_ops {
 	void (*flush)(struct blkring_ioc_queue *q);
 	unsigned (*reap)(struct blkring_ioc_queue *q);
@@ -202,6 +211,10 @@ struct blkring_ioc {
 	/* The ring has task work waiting: a queue that watches its device
 	 * before the owner sleeps stops watching for it. */
 	bool (*work_pending)(struct blkring_ioc *ioc);
+	/* Hands work to the ring as a completion (its func then runs on the
+	 * ring's task-work thread), from any thread, and from a signal handler
+	 * that interrupted that thread anywhere: lock-free, async-signal-safe. */
+	void (*irq_work)(struct blkring_ioc *ioc, struct blkring_tw_node *work);
 	/* Registered buffers (blkring_register_buffers()); bufs_gen changes
 	 * with every registration, so a queue knows when to register anew. */
 	const struct iovec *bufs;
@@ -293,6 +306,11 @@ BLKRING__MODULE_API void blkring__dev_account(struct blkring_dev *dev, unsigned 
 #define BLKRING_STATS_SHARED (BLKRING_STATS_SHARDS - 1)
 BLKRING__MODULE_API extern _Thread_local unsigned blkring__stats_shard
     __attribute__((tls_model("initial-exec")));
+
+/* Interrupts drivers raised on this thread as signals (null
+ * irqmode=signal): a sleep they cut short is no -EINTR of the
+ * application's.  Only their handlers write it. */
+extern _Thread_local volatile unsigned blkring__irqs __attribute__((tls_model("initial-exec")));
 
 /* A successful I/O on the thread's own shard: two plain adds, no lock
  * prefix, since no other thread writes that shard. */

@@ -335,6 +335,8 @@ void blkring__dev_put(struct blkring_dev *dev)
  */
 _Thread_local unsigned blkring__stats_shard __attribute__((tls_model("initial-exec"))) = UINT_MAX;
 
+_Thread_local volatile unsigned blkring__irqs __attribute__((tls_model("initial-exec")));
+
 static _Atomic uint32_t shards_taken;
 static pthread_key_t shard_key;
 static pthread_once_t shard_once = PTHREAD_ONCE_INIT;

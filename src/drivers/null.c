@@ -4,8 +4,10 @@
  *
  * A request-based driver: bios take a tag on a hardware queue and complete
  * inline (irqmode=none), from the queue's completion thread (softirq: at
- * once; timer: after completion_nsec), or, on poll queues, when someone
- * polls.  Data, with memory_backed=1, lives in a sparse page store.
+ * once; timer: after completion_nsec), as an interrupt of the submitting
+ * ring's thread after completion_nsec (signal: null-irq.c), or, on poll
+ * queues, when someone polls.  Data, with memory_backed=1, lives in a
+ * sparse page store.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,9 +31,9 @@
 #define MAX_BADBLOCKS 64
 #define NULL_MAX_NSEC 10000000000ULL /* completion_nsec, spin_nsec */
 
-enum { IRQ_NONE, IRQ_SOFTIRQ, IRQ_TIMER };
+enum { IRQ_NONE, IRQ_SOFTIRQ, IRQ_TIMER, IRQ_SIGNAL };
 
-static const char *const irqmodes[] = {"none", "softirq", "timer", NULL};
+static const char *const irqmodes[] = {"none", "softirq", "timer", "signal", NULL};
 
 static const char null_keys[] =
     "size, bs, submit_queues, poll_queues, hw_queue_depth, irqmode, completion_nsec, "
@@ -61,8 +63,7 @@ struct null_queue {
 	bool has_thread;
 	pthread_t thread;
 	/* Consumer's own (the thread, or the poller holding hctx->busy). */
-	struct llist_node *pend_first;
-	struct blkring_bio *pend_tail;
+	struct null_pending pend;
 } __cacheline_aligned;
 
 struct null_dev {
@@ -291,14 +292,20 @@ static uint64_t bandwidth_deadline(struct null_dev *nd, uint64_t now, uint64_t b
 	return next;
 }
 
+/* Completions wait for a time: completion_nsec, or the link's. */
+static bool null_timed(const struct null_conf *c)
+{
+	return c->irqmode >= IRQ_TIMER || c->mbps;
+}
+
 static uint64_t bio_deadline(struct null_dev *nd, struct blkring_bio *bio)
 {
 	uint64_t now, at = 0;
 
-	if (nd->conf.irqmode != IRQ_TIMER && !nd->conf.mbps)
+	if (!null_timed(&nd->conf))
 		return 0;
 	now = blkring__now_ns();
-	if (nd->conf.irqmode == IRQ_TIMER)
+	if (nd->conf.irqmode >= IRQ_TIMER)
 		at = now + nd->conf.completion_nsec;
 	if (nd->conf.mbps) {
 		uint64_t bw = bandwidth_deadline(nd, now, bio->size);
@@ -308,13 +315,36 @@ static uint64_t bio_deadline(struct null_dev *nd, struct blkring_bio *bio)
 	return at;
 }
 
-static void queue_push(struct null_queue *q, struct blkring_bio *bio)
+static void queue_add(struct null_queue *q, struct blkring_bio *bio)
 {
-	bio->deadline_ns = bio_deadline(q->nd, bio);
 	/* Only a first arrival can find the thread asleep: it sleeps only
 	 * with an empty list. */
 	if (llist_add(&bio->node, &q->submitted) && q->has_thread)
 		sleeper_wake(&q->state);
+}
+
+static void queue_push(struct null_queue *q, struct blkring_bio *bio)
+{
+	bio->deadline_ns = bio_deadline(q->nd, bio);
+	queue_add(q, bio);
+}
+
+static void null_irq_end(struct blkring_bio *bio)
+{
+	struct null_dev *nd = bio->dev->private;
+
+	null_end(&nd->queues[bio->hctx->index], bio);
+}
+
+/* irqmode=signal, from the submitter: its ring's interrupt ends the bio;
+ * one no ring submitted, or that waited for its tag, ends from the queue's
+ * thread. */
+static void null_start_signal(struct null_queue *q, struct blkring_bio *bio)
+{
+	bio->driver_data = (void *)(intptr_t)null_handle(q->nd, bio);
+	bio->deadline_ns = bio_deadline(q->nd, bio);
+	if (!bio->ioc || !blkring__null_irq_queue(bio->dev, bio, null_irq_end))
+		queue_add(q, bio);
 }
 
 /* Starts a bio that holds a tag: its data now, its end inline or from the
@@ -360,7 +390,10 @@ static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	ret = null_get_tag(nd, hctx, bio);
 	if (ret <= 0)
 		return ret; /* waiting for a tag (0), or NOWAIT without one */
-	null_start(q, bio);
+	if (unlikely(nd->conf.irqmode == IRQ_SIGNAL) && !hctx->poll)
+		null_start_signal(q, bio);
+	else
+		null_start(q, bio);
 	return 0;
 }
 
@@ -391,19 +424,19 @@ static struct blkring_bio *node_bio(struct llist_node *n)
 	return container_of(n, struct blkring_bio, node);
 }
 
-/* Keeps the consumer's pending list in deadline order (arrival order when
- * deadlines tie, as they all do without a timer). */
-static void pending_add(struct null_queue *q, struct blkring_bio *bio)
+/* Deadlines tie, as they all do without a timer, or grow at the tail but
+ * for a bandwidth limit's: the walk is rare. */
+void blkring__null_pending_add(struct null_pending *p, struct blkring_bio *bio)
 {
-	struct llist_node **pp = &q->pend_first;
+	struct llist_node **pp = &p->first;
 
-	if (!q->pend_tail || q->pend_tail->deadline_ns <= bio->deadline_ns) {
+	if (!p->tail || p->tail->deadline_ns <= bio->deadline_ns) {
 		bio->node.next = NULL;
-		if (q->pend_tail)
-			q->pend_tail->node.next = &bio->node;
+		if (p->tail)
+			p->tail->node.next = &bio->node;
 		else
-			q->pend_first = &bio->node;
-		q->pend_tail = bio;
+			p->first = &bio->node;
+		p->tail = bio;
 		return;
 	}
 	while (node_bio(*pp)->deadline_ns <= bio->deadline_ns)
@@ -419,7 +452,7 @@ static void pending_take_submitted(struct null_queue *q)
 	while (n) {
 		struct llist_node *next = n->next;
 
-		pending_add(q, node_bio(n));
+		blkring__null_pending_add(&q->pend, node_bio(n));
 		n = next;
 	}
 }
@@ -428,24 +461,15 @@ static void pending_take_submitted(struct null_queue *q)
  * first deadline still ahead in *next_ns (0 when none is pending). */
 static int pending_complete(struct null_queue *q, uint64_t *next_ns)
 {
-	bool timed = q->nd->conf.irqmode == IRQ_TIMER || q->nd->conf.mbps;
-	uint64_t now = timed ? blkring__now_ns() : 0;
+	uint64_t now = null_timed(&q->nd->conf) ? blkring__now_ns() : 0;
+	struct blkring_bio *bio;
 	int n = 0;
 
-	*next_ns = 0;
-	while (q->pend_first) {
-		struct blkring_bio *bio = node_bio(q->pend_first);
-
-		if (bio->deadline_ns > now) {
-			*next_ns = bio->deadline_ns;
-			break;
-		}
-		q->pend_first = bio->node.next;
-		if (!q->pend_first)
-			q->pend_tail = NULL;
+	while ((bio = blkring__null_pending_due(&q->pend, now))) {
 		null_end(q, bio);
 		n++;
 	}
+	*next_ns = q->pend.first ? node_bio(q->pend.first)->deadline_ns : 0;
 	return n;
 }
 
@@ -503,7 +527,7 @@ static void *queue_thread(void *arg)
 	for (;;) {
 		pending_take_submitted(q);
 		pending_complete(q, &next_ns);
-		if (!q->pend_first && llist_empty(&q->submitted) &&
+		if (!q->pend.first && llist_empty(&q->submitted) &&
 		    atomic_load_explicit(&q->stop, memory_order_acquire))
 			return NULL;
 		thread_sleep(q, next_ns);
@@ -790,6 +814,8 @@ static int null_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	struct null_dev *nd;
 	int ret = parse_keys(spec, &c) ?: check_conf(&c);
 
+	if (!ret && c.irqmode == IRQ_SIGNAL)
+		ret = blkring__null_irq_setup();
 	if (ret)
 		return ret;
 	dev = blkring__dev_alloc(c.irqmode == IRQ_NONE && !c.mbps && !c.memory_backed && !c.nr_bad

@@ -108,7 +108,7 @@ void blkring__req_post(struct blkring__ctx *ctx, struct blkring_req *req, int re
 	}
 }
 
-void blkring__req_tw_complete(struct blkring__tw_node *tw)
+void blkring__req_tw_complete(struct blkring_tw_node *tw)
 {
 	struct blkring_req *req = container_of(tw, struct blkring_req, tw);
 

@@ -44,7 +44,7 @@ static void iopoll_list_add(struct blkring__ctx *ctx, struct blkring_req *req)
 }
 
 /* A request a worker issued joins the owner's list through task work. */
-static void iopoll_add_tw(struct blkring__tw_node *tw)
+static void iopoll_add_tw(struct blkring_tw_node *tw)
 {
 	struct blkring_req *req = container_of(tw, struct blkring_req, tw);
 

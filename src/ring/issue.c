@@ -84,7 +84,7 @@ static inline void req_issue_now(struct blkring__ctx *ctx, struct blkring_req *r
 }
 
 /* TW_ISSUE: the issue, run as task work; at exit nothing starts any more. */
-static void req_tw_issue(struct blkring__tw_node *tw)
+static void req_tw_issue(struct blkring_tw_node *tw)
 {
 	struct blkring_req *req = container_of(tw, struct blkring_req, tw);
 	struct blkring__ctx *ctx = req->ctx;

@@ -44,12 +44,6 @@ struct blkring__rings {
 
 /* ---- task work (tw.c) ---- */
 
-struct blkring__tw_node {
-	struct llist_node node;
-	void (*func)(struct blkring__tw_node *tw);
-	bool prio; /* a completion: on a TW_PRIO ring it runs before other work */
-};
-
 /*
  * A lock-free list whose head also says whether its runner sleeps: the
  * value BLKRING__TW_SLEEPING (an empty list with the runner asleep) lets the
@@ -130,7 +124,7 @@ struct blkring_req {
 	uint32_t nr_vecs;
 	uint16_t buf_index; /* READ_FIXED, WRITE_FIXED */
 
-	struct blkring__tw_node tw;
+	struct blkring_tw_node tw;
 	struct blkring__wq_work work;
 	struct iovec *iov;
 	struct blkring_bio bio;
@@ -165,6 +159,7 @@ struct blkring__req_chunk {
 
 struct blkring__stats {
 	_Atomic uint64_t issued, punted, async, tw_run, tw_wakes, sleeps, overflowed;
+	_Atomic uint64_t tw_wait_nr, tw_wait_ns;
 };
 
 struct blkring__ctx {
@@ -204,7 +199,11 @@ struct blkring__ctx {
 
 	unsigned flags; /* BLKRING_SETUP_* */
 	struct blkring__req_chunk *chunks;
-	uint32_t tw_taken;            /* task work items taken (DEFER_TASKRUN's lazy wake) */
+	uint32_t tw_taken; /* task work items taken (DEFER_TASKRUN's lazy wake) */
+	/* CQEs task work posted that no CQ tail store has published yet:
+	 * how many, and the sum of their work's push times (tw.c). */
+	uint32_t tw_wait_nr;
+	uint64_t tw_wait_pushed;
 	const sigset_t *wait_sigmask; /* blkring_wait_cqes()'s, while it sleeps */
 	/* The registered eventfd (eventfd.c): the ring's dup, -1 for none;
 	 * every dup it made, closed at exit. */
@@ -318,7 +317,7 @@ static inline void blkring__req_post_fast(struct blkring__ctx *ctx, struct blkri
 }
 
 void blkring__req_complete(struct blkring_req *req, int res);
-void blkring__req_tw_complete(struct blkring__tw_node *tw);
+void blkring__req_tw_complete(struct blkring_tw_node *tw);
 void blkring__req_bio_end_io(struct blkring_bio *bio);
 void blkring__overflow_flush(struct blkring__ctx *ctx);
 void blkring__overflow_free(struct blkring__ctx *ctx);
@@ -353,10 +352,12 @@ static inline bool blkring__op_owner_only(unsigned op)
 void blkring__tw_init(struct blkring__tw_list *tw);
 /* A completion for the owner to post (the priority list on a TW_PRIO ring). */
 /* A completion handed to the owner; chain: its request starts another. */
-void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node, bool chain);
+void blkring__tw_add(struct blkring__ctx *ctx, struct blkring_tw_node *node, bool chain);
 /* Other work for the owner (an issue turned into task work): the normal list. */
-void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node);
+void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring_tw_node *node);
 unsigned blkring__tw_run(struct blkring__ctx *ctx);
+void blkring__tw_wait_published(struct blkring__ctx *ctx);
+void blkring__tw_irq_work(struct blkring_ioc *ioc, struct blkring_tw_node *work);
 int blkring__tw_wait(struct blkring__ctx *ctx, const struct timespec *deadline);
 int blkring__tw_wait_nr(struct blkring__ctx *ctx, unsigned nr, const struct timespec *deadline);
 /* The SQ thread's sleep, until task work, a kick or the deadline (NULL: none). */

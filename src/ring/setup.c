@@ -153,6 +153,7 @@ static int ctx_init(struct blkring__ctx *ctx, const struct blkring_params *p)
 	blkring__ioc_init(&ctx->ioc);
 	ctx->ioc.one_thread = p->flags & BLKRING_SETUP_DEFER_TASKRUN;
 	ctx->ioc.work_pending = ioc_work_pending;
+	ctx->ioc.irq_work = blkring__tw_irq_work;
 	ret = rings_alloc(ctx, p->sq_entries, p->cq_entries);
 	if (ret)
 		return ret;
@@ -277,6 +278,8 @@ int blkring_ring_stats(struct blkring *ring, struct blkring_ring_stats *stats)
 	stats->tw_wakes = atomic_load_explicit(&s->tw_wakes, memory_order_relaxed);
 	stats->sleeps = atomic_load_explicit(&s->sleeps, memory_order_relaxed);
 	stats->overflowed = atomic_load_explicit(&s->overflowed, memory_order_relaxed);
+	stats->tw_wait_nr = atomic_load_explicit(&s->tw_wait_nr, memory_order_relaxed);
+	stats->tw_wait_ns = atomic_load_explicit(&s->tw_wait_ns, memory_order_relaxed);
 	stats->workers = blkring__io_wq_workers(&ctx->wq);
 	return 0;
 }

@@ -81,6 +81,8 @@ void blkring__sq_cq_flush(struct blkring__ctx *ctx)
 	/* Published with a full barrier before the waiter's word is read, as
 	 * the waiter has one between its word and the tail: one sees the other. */
 	atomic_exchange_explicit(&ctx->rings->cq_tail, tail, memory_order_seq_cst);
+	if (ctx->tw_wait_nr)
+		blkring__tw_wait_published(ctx);
 	/* The application's eventfd, once the CQEs are there to reap. */
 	if (unlikely(atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) >= 0))
 		blkring__ev_signal(ctx, atomic_load_explicit(&ctx->ev_fd, memory_order_acquire));
@@ -335,6 +337,7 @@ static int sq_cq_sleep(struct blkring__ctx *ctx, uint32_t target, const struct t
 	_Atomic uint32_t *cq_tail = &ctx->rings->cq_tail;
 	uint64_t seq = atomic_load_explicit(&sq->cq_wait, memory_order_relaxed) >> 32;
 	struct timespec left;
+	unsigned irqs = blkring__irqs;
 	uint32_t tail;
 	int ret = 0;
 
@@ -361,7 +364,8 @@ static int sq_cq_sleep(struct blkring__ctx *ctx, uint32_t target, const struct t
 	atomic_store_explicit(&sq->fd_wait, false, memory_order_relaxed);
 	if (ret == -ETIMEDOUT)
 		return -ETIME;
-	return ret == -EINTR ? -EINTR : 0;
+	/* A driver's interrupt (blkring__irqs) is no signal of the application's. */
+	return ret == -EINTR && irqs == blkring__irqs ? -EINTR : 0;
 }
 
 /* blkring__get_cqe's SQPOLL side: the application only looks and sleeps. */

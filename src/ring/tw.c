@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/futex.h"
 #include "ring.h"
 
@@ -85,7 +86,7 @@ static void tw_wake_fd(uintptr_t mark)
 /* now: end a lazy sleep whatever the count, as for a completion whose
  * chain goes on only once the owner runs it (Linux drops LAZY_WAKE for
  * linked requests). */
-static inline void tw_push(struct blkring__ctx *ctx, struct blkring__tw_node *node, bool now)
+static inline void tw_push(struct blkring__ctx *ctx, struct blkring_tw_node *node, bool now)
 {
 	struct blkring__tw_list *tw = &ctx->tw;
 	_Atomic uint32_t *word = tw_futex_word(tw);
@@ -118,13 +119,21 @@ static inline void tw_push(struct blkring__ctx *ctx, struct blkring__tw_node *no
 		futex_wake(word, 1);
 }
 
-void blkring__tw_add(struct blkring__ctx *ctx, struct blkring__tw_node *node, bool chain)
+void blkring__tw_add(struct blkring__ctx *ctx, struct blkring_tw_node *node, bool chain)
 {
 	node->prio = true;
+	node->pushed_ns = blkring__now_ns();
 	tw_push(ctx, node, chain);
 }
 
-void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring__tw_node *node)
+/* A driver's interrupt: its work may carry completions a lazy wait counts
+ * on, so it ends any sleep. */
+void blkring__tw_irq_work(struct blkring_ioc *ioc, struct blkring_tw_node *work)
+{
+	blkring__tw_add(container_of(ioc, struct blkring__ctx, ioc), work, true);
+}
+
+void blkring__tw_queue(struct blkring__ctx *ctx, struct blkring_tw_node *node)
 {
 	node->prio = false;
 	tw_push(ctx, node, false);
@@ -155,7 +164,7 @@ static void tw_take(struct blkring__ctx *ctx, struct llist_node **prio, struct l
 				blkring__stat_add(&ctx->stats.tw_wakes, 1);
 			next = NULL;
 		}
-		if (split && container_of(node, struct blkring__tw_node, node)->prio)
+		if (split && container_of(node, struct blkring_tw_node, node)->prio)
 			list = prio;
 		node->next = *list;
 		*list = node;
@@ -164,14 +173,36 @@ static void tw_take(struct blkring__ctx *ctx, struct llist_node **prio, struct l
 	}
 }
 
-static inline void tw_run_one(struct llist_node *node)
+/* The CQEs posted so far are published: their wait ends now. */
+void blkring__tw_wait_published(struct blkring__ctx *ctx)
 {
-	struct blkring__tw_node *tw = container_of(node, struct blkring__tw_node, node);
+	uint64_t now = blkring__now_ns();
 
-	tw->func(tw);
+	blkring__stat_add(&ctx->stats.tw_wait_nr, ctx->tw_wait_nr);
+	blkring__stat_add(&ctx->stats.tw_wait_ns, ctx->tw_wait_nr * now - ctx->tw_wait_pushed);
+	ctx->tw_wait_nr = 0;
+	ctx->tw_wait_pushed = 0;
 }
 
-static unsigned tw_run_list(struct llist_node *node)
+/* A completion's CQEs wait from its push until the CQ tail store that
+ * publishes them: in the CQE's fill, or in a batch's flush. */
+static inline void tw_run_one(struct blkring__ctx *ctx, struct llist_node *node)
+{
+	struct blkring_tw_node *tw = container_of(node, struct blkring_tw_node, node);
+	uint64_t pushed = tw->prio ? tw->pushed_ns : 0;
+	uint32_t tail = ctx->cached_cq_tail, posted;
+
+	tw->func(tw); /* may free tw */
+	posted = ctx->cached_cq_tail - tail;
+	if (!pushed || !posted)
+		return;
+	ctx->tw_wait_nr += posted;
+	ctx->tw_wait_pushed += posted * pushed;
+	if (!ctx->cq_batch)
+		blkring__tw_wait_published(ctx);
+}
+
+static unsigned tw_run_list(struct blkring__ctx *ctx, struct llist_node *node)
 {
 	unsigned nr = 0;
 
@@ -179,7 +210,7 @@ static unsigned tw_run_list(struct llist_node *node)
 		/* The item may free itself. */
 		struct llist_node *next = node->next;
 
-		tw_run_one(node);
+		tw_run_one(ctx, node);
 		node = next;
 		nr++;
 	}
@@ -202,10 +233,10 @@ static unsigned tw_run_rounds(struct blkring__ctx *ctx, bool prio_first)
 
 		tw_take(ctx, prio_first ? &prio : NULL, &normal);
 		if (prio) {
-			nr += tw_run_list(prio);
+			nr += tw_run_list(ctx, prio);
 			blkring__cq_flush(ctx);
 		}
-		nr += tw_run_list(normal);
+		nr += tw_run_list(ctx, normal);
 	} while (blkring__tw_pending(ctx));
 	return nr;
 }
@@ -263,6 +294,7 @@ static int tw_sleep_fd(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ct
 	struct blkring__tw_list *tw = &ctx->tw;
 	uintptr_t empty = 0, mark;
 	struct timespec left;
+	unsigned irqs;
 	int nr, ret;
 
 	/* Before the queues are asked, as a queue may watch its device a
@@ -286,8 +318,11 @@ static int tw_sleep_fd(struct blkring__ctx *ctx, bool (*busy)(struct blkring__ct
 	if (busy && busy(ctx))
 		return tw_cancel_sleep(tw, mark, 0);
 	blkring__stat_add(&ctx->stats.sleeps, 1);
+	irqs = blkring__irqs;
 	ret =
 	    blkring__ioc_sleep(&ctx->ioc, (unsigned)nr, deadline ? &left : NULL, ctx->wait_sigmask);
+	if (ret == -EINTR && irqs != blkring__irqs)
+		ret = 1; /* a driver's interrupt, not the application's signal */
 	return tw_cancel_sleep(tw, mark, ret == 0 ? -ETIME : ret < 0 ? ret : 0);
 }
 
