@@ -50,6 +50,10 @@ for d in (fio, ours):
     d.pop('global options', None)
     for j in d['jobs']:
         j.pop('job options')
+# blkring's own key, which fio does not have.
+for j in ours['jobs']:
+    for dd in ('read', 'write', 'trim'):
+        j[dd].pop('tw_wait_ns')
 problems = diff(fio, ours)
 print('; '.join(problems))
 sys.exit(1 if problems else 0)
@@ -104,6 +108,25 @@ assert d['global options'] == {'rw': 'read', 'filename': 'null:size=1M'}, d['glo
 	pass clones_and_globals
 else
 	fail clones_and_globals "exit $rc: $(head -c 300 "$T/err")"
+fi
+
+# tw_wait_ns: completions from the device's thread (softirq) run as task
+# work and wait; inline ones (none) do not, nor does a direction without I/O.
+"$B" bench --output-format=json --name=s --filename=null:irqmode=softirq,size=4M --rw=randrw \
+	--iodepth=8 --runtime=200ms --time_based --ramp_time=50ms --name=n \
+	--filename=null:irqmode=none,size=4M --rw=randread --iodepth=8 >"$T/out" 2>"$T/err"
+rc=$?
+if [[ $rc == 0 ]] && python3 -c "
+import json, sys
+s, n = json.load(open(sys.argv[1]))['jobs']
+assert s['read']['tw_wait_ns'] > 0 and s['read']['tw_wait_ns'] == s['write']['tw_wait_ns'], (
+    s['read']['tw_wait_ns'], s['write']['tw_wait_ns'])
+assert s['trim']['tw_wait_ns'] == 0, s['trim']
+assert n['read']['total_ios'] > 0 and n['read']['tw_wait_ns'] == 0, n['read']
+" "$T/out"; then
+	pass tw_wait_ns
+else
+	fail tw_wait_ns "exit $rc: $(head -c 300 "$T/err")"
 fi
 
 # --status-interval with group_reporting: the reports so far merge copies,

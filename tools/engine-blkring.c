@@ -385,6 +385,16 @@ static int ring_reap(struct job *j, unsigned min, unsigned max)
 	return (int)n;
 }
 
+static void ring_tw_wait(struct job *j, uint64_t *nr, uint64_t *ns)
+{
+	struct blkring_ring_stats rs;
+
+	if (blkring_ring_stats(&((struct ring_engine *)j->engine_data)->ring, &rs))
+		rs.tw_wait_nr = rs.tw_wait_ns = 0;
+	*nr = rs.tw_wait_nr;
+	*ns = rs.tw_wait_ns;
+}
+
 const struct bench_engine engine_blkring = {
     .name = "blkring",
     .sync = false,
@@ -392,4 +402,5 @@ const struct bench_engine engine_blkring = {
     .exit = ring_exit,
     .submit = ring_submit,
     .reap = ring_reap,
+    .tw_wait = ring_tw_wait,
 };

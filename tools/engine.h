@@ -11,6 +11,7 @@
 #define BLKRING_TOOLS_ENGINE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct job;
 struct job_opts;
@@ -30,6 +31,9 @@ struct bench_engine {
 	/* Async engines: reaps at least min and at most max completions, setting j->now_ns
 	 * to the stamp they were accounted at; returns how many or -errno. */
 	int (*reap)(struct job *j, unsigned min, unsigned max);
+	/* Optional: the ring's tw_wait_nr and tw_wait_ns so far (blkring_ring_stats),
+	 * read only when measuring starts and when the job ends. */
+	void (*tw_wait)(struct job *j, uint64_t *nr, uint64_t *ns);
 };
 
 /* Where a job's device comes from: its filename, or the engine's options. */

@@ -167,6 +167,23 @@ static void job_reset_budget(struct job *j)
 		j->ios_left = j->number_left;
 }
 
+/* The engine's ring-wide task-work waits so far (none without a ring): read
+ * when measuring starts and when the job ends, never per I/O. */
+static void job_tw_wait(struct job *j, uint64_t *nr, uint64_t *ns)
+{
+	*nr = *ns = 0;
+	if (j->engine->tw_wait)
+		j->engine->tw_wait(j, nr, ns);
+}
+
+/* The ring's task-work waits since measuring began. */
+static void job_tw_wait_since(struct job *j, struct job_stats *st)
+{
+	job_tw_wait(j, &st->tw_wait_nr, &st->tw_wait_ns);
+	st->tw_wait_nr -= j->tw_wait_nr_start;
+	st->tw_wait_ns -= j->tw_wait_ns_start;
+}
+
 /* Statistics start here: at the job's start, or when ramp_time is over. */
 static void job_start_measuring(struct job *j, uint64_t now)
 {
@@ -193,6 +210,7 @@ static void job_start_measuring(struct job *j, uint64_t now)
 	memset(j->sample_ios, 0, sizeof(j->sample_ios));
 	job_reset_budget(j);
 	getrusage(RUSAGE_THREAD, &j->ru_start);
+	job_tw_wait(j, &j->tw_wait_nr_start, &j->tw_wait_ns_start);
 	atomic_store_explicit(&j->prog_start_ns, now, memory_order_relaxed);
 	atomic_store_explicit(&j->state, JOB_RUNNING, memory_order_relaxed);
 }
@@ -271,6 +289,7 @@ static void job_snapshot(struct job *j, uint64_t now)
 	if (atomic_load_explicit(&j->state, memory_order_relaxed) == JOB_RUNNING)
 		j->snap->runtime_ns = since(now, j->start_ns);
 	job_rusage(j, j->snap);
+	job_tw_wait_since(j, j->snap);
 	j->snap_gen = atomic_load_explicit(&j->snap_req, memory_order_relaxed);
 	atomic_store_explicit(&j->snap_done, j->snap_gen, memory_order_release);
 }
@@ -726,6 +745,7 @@ static void job_finish(struct job *j)
 			job_fail(j, ret, "end_fsync");
 	}
 	job_rusage(j, j->st);
+	job_tw_wait_since(j, j->st);
 	job_drop_disabled(j);
 }
 

@@ -122,6 +122,7 @@ struct job {
 	uint64_t next_sample_ns, sample_ns, next_publish_ns;
 	uint64_t sample_bytes[BENCH_DDIR_NR], sample_ios[BENCH_DDIR_NR];
 	struct rusage ru_start;
+	uint64_t tw_wait_nr_start, tw_wait_ns_start; /* the ring's, when measuring began */
 	int tid;
 	pthread_t thread;
 	bool started;

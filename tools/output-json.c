@@ -144,6 +144,11 @@ static void json_dir(struct jb *b, json_object *job, const struct report *r, uns
 	jdbl(b, dir, "iops_mean", ds->iops.mean);
 	jdbl(b, dir, "iops_stddev", sample_stddev(&ds->iops));
 	jint(b, dir, "iops_samples", (int64_t)ds->iops.n);
+	/* blkring's: the mean wait of the ring's task-work completions, which
+	 * the ring does not split by direction. */
+	jdbl(b, dir, "tw_wait_ns",
+	     ds->ios && r->st->tw_wait_nr ? (double)r->st->tw_wait_ns / (double)r->st->tw_wait_nr
+	                                  : 0.0);
 }
 
 static void json_map(struct jb *b, json_object *job, const char *key, const char *const *keys,

@@ -155,6 +155,8 @@ void job_stats_merge(struct job_stats *dst, const struct job_stats *src)
 		dst->verify_ns = src->verify_ns;
 	dst->usr_ns += src->usr_ns;
 	dst->sys_ns += src->sys_ns;
+	dst->tw_wait_nr += src->tw_wait_nr;
+	dst->tw_wait_ns += src->tw_wait_ns;
 	dst->ctx += src->ctx;
 	dst->majf += src->majf;
 	dst->minf += src->minf;

@@ -95,6 +95,9 @@ struct job_stats {
 	uint64_t runtime_ns; /* measured: after ramp_time */
 	uint64_t verify_ns;  /* the verify phase, which fio counts as read runtime */
 	uint64_t usr_ns, sys_ns, ctx, majf, minf;
+	/* The ring's completions run as task work while measured, and their
+	 * wait in all: ring-wide, so every direction's. */
+	uint64_t tw_wait_nr, tw_wait_ns;
 };
 
 void job_stats_init(struct job_stats *st);

@@ -222,6 +222,10 @@ def seed002(doc):
                 "prio_iops": s["prio_iops"], "noprio_iops": s["noprio_iops"],
                 "defer_iops": s["defer_iops"], "reps": s.get("reps", 1),
                 "pair_ratios": s.get("pair_ratios", []),
+                # Tables of older runs have no task-work wait.
+                "prio_tw_wait_us": s.get("prio_tw_wait_us"),
+                "noprio_tw_wait_us": s.get("noprio_tw_wait_us"),
+                "tw_wait_ratio": s.get("tw_wait_ratio"),
             })
         except KeyError as e:
             raise ReportError(f"seed 002: a row without {e}: {s}") from None
@@ -238,12 +242,17 @@ def seed002(doc):
     if repeated:
         notes.append(f"with/without: the median of {max(r['reps'] for r in rows)} alternating "
                      f"pairs at depths {repeated[0]} and up")
+    if any(r["prio_tw_wait_us"] is not None for r in rows):
+        notes.append("tw_wait: the mean wait of the completions run as task work, from the push "
+                     "of their task work to the CQ tail store (the mean of the runs at each "
+                     "depth)")
     return {
         "workload": "SQPOLL, every issue as task work, 4k randread; seed: NVMe (Linux 5.17); "
                     "ours: null irqmode=softirq, hw_queue_depth=16384, its completion "
                     "thread and the SQ thread on CPU 1, the application on CPU 0; deferred = "
                     "DEFER_TASKRUN without SQPOLL",
-        "ratio": "average latency with/without the priority list, and deferred/without",
+        "ratio": "average latency with/without the priority list, and deferred/without; "
+                 "task-work wait with/without",
         "columns": [
             ("depth", "depth", fmt_text),
             ("seed_prio_lat_us", "seed with", fmt_us), ("seed_noprio_lat_us", "seed without",
@@ -253,8 +262,11 @@ def seed002(doc):
             ("ratio", "with/without", fmt_ratio),
             ("pair_ratios", "pairs faster with, range", fmt_pairs),
             ("defer_lat_us", "deferred", fmt_us), ("defer_ratio", "deferred/without", fmt_ratio),
+            ("prio_tw_wait_us", "tw_wait with", fmt_us),
+            ("noprio_tw_wait_us", "tw_wait without", fmt_us),
+            ("tw_wait_ratio", "tw_wait with/without", fmt_ratio),
         ],
-        "units": "average latency, usec",
+        "units": "average latency and task-work wait (tw_wait), usec",
         "rows": rows,
         "notes": notes,
     }
@@ -408,10 +420,11 @@ def plot_data(sec):
                   r["poll_cookie_iops"], r["seed_irq_iops"], r["seed_poll_iops"])
                  for r in rows])
     return (["depth", "prio", "noprio", "defer", "seed_prio", "seed_noprio", "ratio",
-             "defer_ratio", "seed_ratio"],
+             "defer_ratio", "seed_ratio", "prio_tw_wait", "noprio_tw_wait", "tw_wait_ratio"],
             [(r["depth"], r["prio_lat_us"], r["noprio_lat_us"], r["defer_lat_us"],
               r["seed_prio_lat_us"], r["seed_noprio_lat_us"], r["ratio"], r["defer_ratio"],
-              r["seed_ratio"]) for r in rows])
+              r["seed_ratio"], r["prio_tw_wait_us"], r["noprio_tw_wait_us"], r["tw_wait_ratio"])
+             for r in rows])
 
 
 def plot(sec, out_dir, mode):

@@ -4,7 +4,9 @@
 usage: run_one.py CONFIG DEPTH REP COMMAND...
 
 The row: config, depth, rep, IOPS, mean total and completion latency (us),
-and the CPU seconds the run used (all its threads, set-up included).
+the mean wait of the completions run as task work (us, the ring's: read's
+tw_wait_ns), and the CPU seconds the run used (all its threads, set-up
+included).
 """
 import json
 import resource
@@ -22,6 +24,7 @@ def main():
     print(json.dumps({"config": config, "depth": depth, "rep": rep, "iops": read["iops"],
                       "lat_us": read["lat_ns"]["mean"] / 1e3,
                       "clat_us": read["clat_ns"]["mean"] / 1e3,
+                      "tw_wait_us": read["tw_wait_ns"] / 1e3,
                       "ios": read["total_ios"], "cpu_s": cpu}))
 
 
