@@ -248,9 +248,10 @@ def seed002(doc):
                      "depth)")
     return {
         "workload": "SQPOLL, every issue as task work, 4k randread; seed: NVMe (Linux 5.17); "
-                    "ours: null irqmode=softirq, hw_queue_depth=16384, its completion "
-                    "thread and the SQ thread on CPU 1, the application on CPU 0; deferred = "
-                    "DEFER_TASKRUN without SQPOLL",
+                    "ours: null irqmode=signal (completions interrupt the thread that runs "
+                    "the ring's task work), completion_nsec=5000, submit_nsec=1000, "
+                    "hw_queue_depth=16384; the SQ thread on CPU 1, the application on CPU 0; "
+                    "deferred = DEFER_TASKRUN without SQPOLL",
         "ratio": "average latency with/without the priority list, and deferred/without; "
                  "task-work wait with/without",
         "columns": [

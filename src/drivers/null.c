@@ -29,7 +29,7 @@
 #define NR_PAGE_LOCKS 64
 #define MAX_QUEUES 64
 #define MAX_BADBLOCKS 64
-#define NULL_MAX_NSEC 10000000000ULL /* completion_nsec, spin_nsec */
+#define NULL_MAX_NSEC 10000000000ULL /* completion_nsec, spin_nsec, submit_nsec */
 
 enum { IRQ_NONE, IRQ_SOFTIRQ, IRQ_TIMER, IRQ_SIGNAL };
 
@@ -38,12 +38,12 @@ static const char *const irqmodes[] = {"none", "softirq", "timer", "signal", NUL
 static const char null_keys[] =
     "size, bs, submit_queues, poll_queues, hw_queue_depth, irqmode, completion_nsec, "
     "memory_backed, discard, write_zeroes, max_sectors, max_discard_sectors, "
-    "max_write_zeroes_sectors, mbps, badblocks, ro, spin_nsec, irq_cpu, name";
+    "max_write_zeroes_sectors, mbps, badblocks, ro, spin_nsec, submit_nsec, irq_cpu, name";
 
 struct null_conf {
 	uint64_t size, bs, submit_queues, poll_queues, hw_queue_depth;
 	unsigned irqmode;
-	uint64_t completion_nsec, mbps, spin_nsec;
+	uint64_t completion_nsec, mbps, spin_nsec, submit_nsec;
 	int64_t irq_cpu; /* -1: the completion threads run anywhere */
 	uint64_t max_sectors, max_discard_sectors, max_write_zeroes_sectors;
 	bool memory_backed, discard, write_zeroes, ro;
@@ -379,6 +379,16 @@ static int null_get_tag(struct null_dev *nd, struct blkring_hctx *hctx, struct b
 	return blkring__hctx_get_tag_plugged(hctx, bio);
 }
 
+/* submit_nsec: what handing a command to a device costs its submitter
+ * (building it, ringing the doorbell), spent on the submitting CPU. */
+static void submit_cost(const struct null_conf *c)
+{
+	uint64_t end = blkring__now_ns() + c->submit_nsec;
+
+	while (blkring__now_ns() < end)
+		cpu_relax();
+}
+
 static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	struct null_dev *nd = dev->private;
@@ -386,6 +396,8 @@ static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	struct null_queue *q = &nd->queues[hctx->index];
 	int ret;
 
+	if (unlikely(nd->conf.submit_nsec))
+		submit_cost(&nd->conf);
 	bio->hctx = hctx;
 	ret = null_get_tag(nd, hctx, bio);
 	if (ret <= 0)
@@ -731,6 +743,7 @@ static int parse_keys(struct blkring_spec *spec, struct null_conf *c)
 	      blkring__spec_u64(spec, "mbps", &c->mbps) ?:
 	      blkring__spec_bool(spec, "ro", &c->ro) ?:
 	      blkring__spec_u64(spec, "spin_nsec", &c->spin_nsec) ?:
+	      blkring__spec_u64(spec, "submit_nsec", &c->submit_nsec) ?:
 	      parse_irq_cpu(spec, c) ?:
 	      blkring__spec_check_unused(spec, null_keys);
 	if (!ret && bad)
@@ -766,6 +779,8 @@ static int check_conf(const struct null_conf *c)
 		return conf_error("completion_nsec", c->completion_nsec, "0 to 10000000000 (10 s)");
 	if (c->spin_nsec > NULL_MAX_NSEC)
 		return conf_error("spin_nsec", c->spin_nsec, "0 to 10000000000 (10 s)");
+	if (c->submit_nsec > NULL_MAX_NSEC)
+		return conf_error("submit_nsec", c->submit_nsec, "0 to 10000000000 (10 s)");
 	if (c->mbps > (UINT64_MAX >> 20) / 1000000000ULL)
 		return conf_error("mbps", c->mbps, "MiB/s, 0 for no limit");
 	/* null_blk ignores these silently without memory; we say so. */

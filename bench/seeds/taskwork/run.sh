@@ -35,15 +35,15 @@ fi
 raw=$(mktemp)
 jobs=$(mktemp -d)
 trap 'rm -rf "$raw" "$jobs"' EXIT
-# The job files put the application on CPU 0, the SQ thread and the
-# device's completion thread on CPU 1; where this process may not use both,
+# The job files put the application on CPU 0 and the SQ thread, which the
+# device's completions interrupt, on CPU 1; where this process may not use both,
 # copies without that.
 pinned=0
 taskset -c 0 true 2>/dev/null && taskset -c 1 true 2>/dev/null && pinned=1
 ((pinned)) || echo "taskwork: CPUs 0 and 1 are not both usable: threads left unplaced" >&2
 for f in sqpoll.fio defer.fio; do
 	if ((!pinned)); then
-		sed -e 's/,irq_cpu=1//' -e '/^sqthread_poll_cpu=/d' -e '/^cpus_allowed=/d' \
+		sed -e '/^sqthread_poll_cpu=/d' -e '/^cpus_allowed=/d' \
 			"$here/$f" >"$jobs/$f"
 	else
 		cp "$here/$f" "$jobs/$f"
