@@ -3,15 +3,16 @@
  * irqmode=signal: a null device's completions as interrupts.  Each (ring,
  * hardware queue) pair has a POSIX timer aimed at the thread that runs the
  * ring's task work (SIGEV_THREAD_ID), armed for the pair's earliest bio.
- * Its handler interrupts that thread wherever it is and only hands the
- * pair's work to the ring (blkring_ioc.irq_work); the work, in the ring's
- * next task-work round, ends every bio due by then (as NVMe interrupt
- * coalescing does) and arms the timer for the next.  No third thread
+ * Its handler interrupts that thread wherever it is, notes the time and
+ * hands the pair's work to the ring (blkring_ioc.irq_work); the work, in
+ * the ring's next task-work round, ends every bio that was due at the
+ * interrupt (as NVMe interrupt coalescing does) and arms the timer for the
+ * first one left.  No third thread
  * competes for the CPUs, and when a completion lands is the device's
  * choice, not the scheduler's.
  *
- * The handler touches only the pair's `raised` flag and the ring's
- * task-work push, both lock-free and async-signal-safe; the pending list
+ * The handler touches only the pair's `fired_ns` and `raised` and the
+ * ring's task-work push, all lock-free and async-signal-safe; the pending list
  * and the timer belong to the ring's thread outside the handler.  A
  * pair's state lives from the ring's first I/O to the device to the ring's
  * exit, with nothing in flight, and its timer is deleted before it is
@@ -34,7 +35,8 @@ struct irq_ring;
 struct irq_pair {
 	struct irq_ring *ring;
 	struct blkring_tw_node work;
-	_Atomic bool raised; /* work handed to the ring and not run yet */
+	_Atomic bool raised;       /* work handed to the ring and not run yet */
+	_Atomic uint64_t fired_ns; /* the last interrupt: what was due then ends */
 	bool has_timer;
 	timer_t timer;
 	pthread_t thread;  /* the timer's target */
@@ -63,6 +65,7 @@ static void irq_handler(int sig, siginfo_t *si, void *uc)
 	if (si->si_code != SI_TIMER || !p)
 		return; /* not a timer of ours: kill(2) or sigqueue(3) */
 	blkring__irqs++;
+	atomic_store_explicit(&p->fired_ns, blkring__now_ns(), memory_order_relaxed);
 	if (!atomic_exchange_explicit(&p->raised, true, memory_order_acq_rel))
 		p->ring->ioc->irq_work(p->ring->ioc, &p->work);
 	errno = saved;
@@ -186,12 +189,13 @@ static uint64_t pair_next(const struct irq_pair *p)
  */
 static int pair_target(struct irq_pair *p)
 {
-	struct sigevent ev = irq_event(p);
+	struct sigevent ev;
 	sigset_t set;
 	timer_t t;
 
 	if (p->has_timer && pthread_equal(p->thread, pthread_self()))
 		return 0;
+	ev = irq_event(p);
 	if (timer_create(CLOCK_MONOTONIC, &ev, &t))
 		return -errno;
 	sigemptyset(&set);
@@ -212,15 +216,16 @@ static void pair_run(struct blkring_tw_node *work)
 {
 	struct irq_pair *p = container_of(work, struct irq_pair, work);
 	struct blkring_bio *bio;
-	uint64_t now;
+	uint64_t fired;
 
 	/* Cleared first: a fire from here on raises the work again. */
 	atomic_store_explicit(&p->raised, false, memory_order_release);
 	pair_target(p);
 	p->armed_ns = 0;
-	now = blkring__now_ns();
-	/* Each bio leaves the list before it ends: its end may submit. */
-	while ((bio = blkring__null_pending_due(&p->pending, now)))
+	fired = atomic_load_explicit(&p->fired_ns, memory_order_relaxed);
+	/* Each bio leaves the list before it ends: its end may submit.  What
+	 * fell due after the interrupt waits for the next one. */
+	while ((bio = blkring__null_pending_due(&p->pending, fired)))
 		p->ring->end(bio);
 	if (p->pending.first && !p->armed_ns)
 		pair_arm(p, pair_next(p));
