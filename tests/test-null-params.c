@@ -108,6 +108,18 @@ static void test_memory_backed_timer(void)
 	round_trip("null:memory_backed=1,size=16M,irqmode=2,completion_nsec=20000");
 }
 
+/* Data through the interrupt model, and through a device whose
+ * submission costs its submitter time. */
+static void test_memory_backed_signal(void)
+{
+	round_trip("null:memory_backed=1,size=16M,irqmode=signal,completion_nsec=20000");
+}
+
+static void test_memory_backed_submit_cost(void)
+{
+	round_trip("null:memory_backed=1,size=16M,irqmode=signal,submit_nsec=2000,submit_queues=2");
+}
+
 static void test_memory_backed_4k(void)
 {
 	round_trip("null:memory_backed=1,size=16M,bs=4096,irqmode=1");
@@ -340,6 +352,8 @@ static const struct test_case cases[] = {
     {"memory_backed_none", test_memory_backed_none, 0},
     {"memory_backed_softirq", test_memory_backed_softirq, 0},
     {"memory_backed_timer", test_memory_backed_timer, 0},
+    {"memory_backed_signal", test_memory_backed_signal, 0},
+    {"memory_backed_submit_cost", test_memory_backed_submit_cost, 0},
     {"memory_backed_4k", test_memory_backed_4k, 0},
     {"memory_backed_spin", test_memory_backed_spin, 0},
     {"irq_cpu", test_irq_cpu, 0},

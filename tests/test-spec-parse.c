@@ -199,6 +199,7 @@ static void test_open_errors(void)
 	open_fails("null:irqmode=hard", -EINVAL, "key 'irqmode'", "none|softirq|timer|signal");
 	open_fails("null:completion_nsec=-5", -EINVAL, "key 'completion_nsec'", "integer");
 	open_fails("null:completion_nsec=10000000001", -EINVAL, "key 'completion_nsec'", "10 s");
+	open_fails("null:submit_nsec=10000000001", -EINVAL, "key 'submit_nsec'", "10 s");
 	open_fails("null:spin_nsec=18446744073709551615", -EINVAL, "key 'spin_nsec'", "10 s");
 	open_fails("null:memory_backed=2", -EINVAL, "key 'memory_backed'", "0 or 1");
 	open_fails("null:discard=1", -EINVAL, "key 'discard'", "needs memory_backed=1");
