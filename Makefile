@@ -22,7 +22,7 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread -D_GNU_SOURCE -Iinclud
 # What libblkring itself needs (blkring.pc's Libs.private), and what the
 # command, the tests and the benches add.
 LIB_LDLIBS := -pthread -luring
-LDLIBS := $(LIB_LDLIBS) -lisal $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lm
+LDLIBS := $(LIB_LDLIBS) -lisal -lcrypto -lxxhash $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lm
 
 ifeq ($(SAN),asan)
 CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

@@ -16,6 +16,8 @@ needs=(
 	liburing-dev:/usr/include/liburing.h
 	libjson-c-dev:/usr/include/json-c/json.h
 	libisal-dev:/usr/include/isa-l.h
+	libssl-dev:/usr/include/openssl/evp.h
+	libxxhash-dev:/usr/include/xxhash.h
 	jq:jq
 	python3:python3
 	gnuplot-nox:gnuplot

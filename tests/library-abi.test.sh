@@ -39,7 +39,7 @@ fi
 json_cflags=$(pkg-config --cflags json-c 2>/dev/null)
 json_libs=$(pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 if cc -std=gnu11 -D_GNU_SOURCE -pthread -Iinclude $json_cflags -o "$T/blkring" tools/*.c \
-	-Lbuild -lblkring -lisal $json_libs -lm 2>"$T/err"; then
+	-Lbuild -lblkring -lisal -lcrypto -lxxhash $json_libs -lm 2>"$T/err"; then
 	check tool_links_shared 'readelf -d "$T/blkring" | grep -q "NEEDED.*libblkring\.so"' \
 		"not linked against libblkring.so"
 	if LD_LIBRARY_PATH=build "$T/blkring" info null: >"$T/out" 2>"$T/err" &&
