@@ -20,8 +20,8 @@ expect2() {
 }
 
 expect2 unknown_option "command line: unknown option 'bogus'" --name=a --filename=null: --bogus=1
-expect2 fio_only_option "'bssplit' is a fio option blkring does not support" \
-	--name=a --filename=null: --bssplit=4k/50:8k/50
+expect2 fio_only_option "'blockalign' is a fio option blkring does not support" \
+	--name=a --filename=null: --blockalign=8k
 expect2 bad_value "option 'iodepth': '0' is out of range" --name=a --filename=null: --iodepth=0
 # Without a filename a job's file is fio's NAME.JOB.FILE, which needs a size to be made.
 expect2 no_filename "job 'a': a.0.0 does not exist: give size= or filesize=" --name=a
@@ -43,8 +43,8 @@ expect2 output_format "'xml' is not one of normal, json" --output-format=xml --n
 
 printf '[global]\nfilename=null:\n\n[a]\nrw=randread\nbs=4q\n' >"$T/bad.fio"
 expect2 jobfile_line "$T/bad.fio:6: option 'bs': '4q' is not a size" "$T/bad.fio"
-printf '[a]\nfilename=null:\nzonemode=zbd\n' >"$T/bad.fio"
-expect2 jobfile_fio_only "$T/bad.fio:3: option 'zonemode' is a fio option" "$T/bad.fio"
+printf '[a]\nfilename=null:\nioscheduler=none\n' >"$T/bad.fio"
+expect2 jobfile_fio_only "$T/bad.fio:3: option 'ioscheduler' is a fio option" "$T/bad.fio"
 expect2 jobfile_missing "cannot open the job file" "$T/none.fio"
 mkdir "$T/dir.fio"
 expect2 jobfile_directory "$T/dir.fio: cannot read the job file: Is a directory" "$T/dir.fio"

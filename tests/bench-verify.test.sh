@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# verify=crc32c with fio's do_verify: write jobs read their blocks back and
+# verify= with fio's do_verify: write jobs read their blocks back and
 # check them, through both engines, on linear, striped and stacked volumes
 # over memory-backed null devices; read jobs check what they read; a block
 # overwritten, half overwritten or read at another place fails with the
-# offset, the expected and the found value, exit 1.
+# offset, the expected and the found value, exit 1.  Every method catches a
+# block another device wrote on the same file; verify_fatal, verify_only,
+# verify_interval, verify_offset and verify_pattern do what fio's do.
 B=${BLKRING:-build/blkring}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -52,7 +54,7 @@ assert w['read']['total_ios'] > w['write']['total_ios'] > 0, (w['read'], w['writ
 
 # A block overwritten by a plain write: its header is gone.
 expect_err_re overwritten_block 1 \
-	"job 'r': verify: bad header magic at offset 8192, length 4096: expected 0x31565242, found 0x[0-9a-f]{8} on table:.*striped.table: EILSEQ" \
+	"job 'r': verify: bad header magic at offset 8192, length 4096: expected 0x32565242, found 0x[0-9a-f]{8} on table:.*striped.table: EILSEQ" \
 	--filename="table:$T/striped.table" --bs=4k \
 	--name=w --rw=randwrite --verify=crc32c --do_verify=0 --iodepth=8 \
 	--name=c --stonewall --rw=write --offset=8k --size=4k \
@@ -95,5 +97,69 @@ expect_err verify_trim 2 "job 't': verify checks reads and writes; rw=trim does 
 	--name=t --filename=null:$M,discard=1,size=1M --rw=trim --verify=crc32c
 expect_err_re verify_rw_sizes 2 "verify with rw=randrw needs one block size for reads and writes \(bs=4096,8192\)" \
 	--name=t --filename=null:$M,size=1M --rw=randrw --bs=4k,8k --verify=crc32c
-expect_err verify_method 2 "option 'verify': 'md5' is not one of 0, crc32c" \
-	--name=t --filename=null:$M,size=1M --rw=write --verify=md5
+expect_err verify_method 2 "option 'verify': 'sha3' is not one of 0, md5, crc64, crc32c, crc32c-intel, crc32, crc16, crc7, sha1, sha256, sha512, xxhash, meta, pattern" \
+	--name=t --filename=null:$M,size=1M --rw=write --verify=sha3
+expect_err_re verify_pattern_needed 2 "job 't': verify=pattern needs verify_pattern" \
+	--name=t --filename=null:$M,size=1M --rw=write --verify=pattern
+expect_err_re verify_pattern_bad 2 "option 'verify_pattern': 'xyz' is not 0x-prefixed hex bytes or a quoted string" \
+	--name=t --filename=null:$M,size=1M --rw=write --verify=crc32c --verify_pattern=xyz
+expect_err_re verify_interval_bad 2 "option 'verify_interval': 1000 does not divide the block size 4096" \
+	--name=t --filename=null:$M,size=1M --rw=write --verify=crc32c --verify_interval=1000
+
+# Every method: a file written with it, 512 bytes of one block's data (of
+# its header for meta, which checks no data) then written by a second
+# device on the same file, and a read job that names that block.
+F=/dev/shm/blkring-verify-$$
+trap 'rm -rf "$T" "$F"' EXIT
+for kind in md5 crc64 crc32c crc32c-intel crc32 crc16 crc7 sha1 sha256 sha512 xxhash meta pattern; do
+	pat=()
+	[[ $kind == pattern ]] && pat=(--verify_pattern=0x5a5b5c5d)
+	what="$kind mismatch" at=21504
+	[[ $kind == meta ]] && what="bad header magic" at=20480
+	[[ $kind == pattern ]] && what="pattern mismatch"
+	rm -f "$F"
+	expect_err_re "corrupt_$kind" 1 "job 'r': verify: $what at offset 2[0-9]{4}, length 4096: expected 0x[0-9a-f]+, found 0x[0-9a-f]+ on file:$F" \
+		--bs=4k --filename="file:$F,size=1M" \
+		--name=w --rw=write --verify=$kind "${pat[@]}" --do_verify=0 \
+		--name=c --stonewall --filename="file:$F,size=1M,hw_queue_depth=8" --rw=write --bs=512 --offset=$at --size=512 \
+		--name=r --stonewall --rw=read --verify=$kind "${pat[@]}"
+done
+
+# verify_fatal=0 (fio's default) checks every block, then fails with the
+# first and the count; verify_fatal=1 stops at the first.
+rm -f "$F"
+"$B" bench --output-format=json --bs=4k --filename="file:$F,size=1M" \
+	--name=w --rw=write --verify=sha1 --do_verify=0 \
+	--name=c --stonewall --filename="file:$F,size=1M,hw_queue_depth=8" --rw=write --offset=64k --size=12k \
+	--name=r --stonewall --rw=read --verify=sha1 >"$T/fatal0.json" 2>"$T/err0"
+rc0=$?
+"$B" bench --output-format=json --bs=4k --filename="file:$F,size=1M" \
+	--name=r --rw=read --verify=sha1 --verify_fatal=1 >"$T/fatal1.json" 2>"$T/err1"
+rc1=$?
+if [[ $rc0 == 1 && $rc1 == 1 ]] && grep -q "bad header magic at offset 65536, length 4096: .* (and 2 more blocks)" "$T/err0" &&
+	grep -q "bad header magic at offset 65536, length 4096" "$T/err1" && ! grep -q "more blocks" "$T/err1" && python3 -c "
+import json, sys
+r0 = json.load(open(sys.argv[1]))['jobs'][2]['read']['total_ios']
+r1 = json.load(open(sys.argv[2]))['jobs'][0]['read']['total_ios']
+assert r0 == 256 and r1 < 256, (r0, r1)
+" "$T/fatal0.json" "$T/fatal1.json"; then
+	pass verify_fatal
+else
+	fail verify_fatal "exit $rc0/$rc1: $(head -c 300 "$T/err0") / $(head -c 300 "$T/err1")"
+fi
+
+# verify_only: the write job writes nothing and checks what an earlier run
+# of it wrote (another generation), every block it covers.
+rm -f "$F"
+VO=(--bs=4k --filename="file:$F,size=1M" --name=w --rw=randwrite --verify=crc64
+	--verify_interval=1k --verify_offset=512)
+expect_json verify_only_first_run "
+assert d['jobs'][0]['write']['total_ios'] == 256, d['jobs'][0]['write']" "${VO[@]}"
+expect_json verify_only_checks "
+w = d['jobs'][0]
+assert w['write']['total_ios'] == 0 and w['read']['total_ios'] == 256, (w['write'], w['read'])" \
+	"${VO[@]}" --verify_only=1
+expect_err_re verify_only_corrupt 1 "bad header magic at offset 4096, length 1024" \
+	--bs=4k --filename="file:$F,size=1M,hw_queue_depth=8" --name=c --rw=write --offset=4k --size=4k \
+	--name=w --stonewall --filename="file:$F,size=1M" --rw=randwrite --verify=crc64 \
+	--verify_interval=1k --verify_offset=512 --verify_only=1

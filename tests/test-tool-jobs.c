@@ -84,14 +84,14 @@ static void test_inheritance(void)
 	CHECK_EQ(cfg.nr_defs, 3);
 	CHECK(!strcmp(cfg.defs[0].o.name, "first"));
 	CHECK(!strcmp(cfg.defs[0].o.filename, "null:irqmode=none"));
-	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw].name, "randread"));
+	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw.mode].name, "randread"));
 	CHECK_EQ(cfg.defs[0].o.bs[DDIR_READ], 8192);
 	CHECK_EQ(cfg.defs[0].o.iodepth, 4);
 	CHECK(cfg.defs[0].o.time_based);
 	CHECK_EQ(cfg.defs[1].o.iodepth, 16);
 	CHECK(cfg.defs[1].o.norandommap);
 	CHECK(!cfg.defs[0].o.norandommap);
-	CHECK(!strcmp(rw_modes[cfg.defs[1].o.rw].name, "read"));
+	CHECK(!strcmp(rw_modes[cfg.defs[1].o.rw.mode].name, "read"));
 	/* a later [global] applies to the sections below it only */
 	CHECK_EQ(cfg.defs[1].o.bs[DDIR_READ], 8192);
 	CHECK_EQ(cfg.defs[2].o.bs[DDIR_READ], 16384);
@@ -119,7 +119,7 @@ static void test_command_line_overrides(void)
 	CHECK_EQ(cfg.nr_defs, 1);
 	CHECK_EQ(cfg.defs[0].o.iodepth, 32);
 	CHECK_EQ(cfg.defs[0].o.bs[DDIR_WRITE], 1024);
-	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw].name, "write"));
+	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw.mode].name, "write"));
 	CHECK_EQ(cfg.run.clocksource, 0);
 	CHECK(!strcmp(given(&cfg.global_given, "iodepth"), "32"));
 	bench_cfg_free(&cfg);
@@ -196,7 +196,7 @@ static void test_command_flags(void)
 	         0);
 	CHECK_EQ(cfg.nr_defs, 1);
 	CHECK(!strcmp(cfg.defs[0].o.filename, "null:") && cfg.defs[0].o.time_based == true);
-	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw].name, "write"));
+	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw.mode].name, "write"));
 	CHECK_EQ(cfg.run.output_format, FORMAT_JSON);
 	bench_cfg_free(&cfg);
 	CHECK_EQ(parse(&cfg, "--cmdhelp", NULL), 0);
@@ -256,7 +256,7 @@ static void test_include_env_comments(void)
 	CHECK_EQ(cfg.defs[0].o.iodepth, 6);
 	CHECK_EQ(cfg.defs[0].o.bs[DDIR_READ], 8192);
 	CHECK_EQ(cfg.defs[0].o.size.bytes, 1 << 20);
-	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw].name, "write"));
+	CHECK(!strcmp(rw_modes[cfg.defs[0].o.rw.mode].name, "write"));
 	CHECK(!strcmp(given(&cfg.defs[0].given, "iodepth"), "6"));
 	CHECK(cfg.defs[1].groupid == 1 && cfg.nr_groups == 2);
 	bench_cfg_free(&cfg);
@@ -287,8 +287,8 @@ static void test_file_errors(void)
 	    {"[a]\n\n\nbogus=1\n", ":4: unknown option 'bogus'", NULL},
 	    {"[global]\nbs=4x\n", ":2: option 'bs': '4x' is not a size", NULL},
 	    {"[a]\niodepth\n", ":2: option 'iodepth' needs a value", NULL},
-	    {"[a]\nbssplit=4k/50:8k/50\n",
-	     ":2: option 'bssplit' is a fio option blkring does not support", NULL},
+	    {"[a]\nblockalign=8k\n",
+	     ":2: option 'blockalign' is a fio option blkring does not support", NULL},
 	    {"[a]\noutput=x\n", ":2: option 'output' is taken on the command line only", NULL},
 	    {"[a]\nclocksource=cpu\n", ":2: option 'clocksource' applies to the whole run", NULL},
 	    /* a job's error about an option is at the line that set it */
@@ -326,7 +326,7 @@ static void test_command_line_errors(void)
 	      "command line: option 'bs': '1q' is not a size", NULL);
 	fails(&cfg, parse(&cfg, "--nosuch=1", NULL), "command line: unknown option 'nosuch'", NULL);
 	fails(&cfg, parse(&cfg, "--name=a", "--filename=null:", "--zonemode=zbd", NULL),
-	      "'zonemode' is a fio option blkring does not support", NULL);
+	      "option 'zonemode': 'zbd' needs a zoned block device", NULL);
 	fails(&cfg, parse(&cfg, "-x", NULL), "command line: unknown flag '-x'", NULL);
 	fails(&cfg, parse(&cfg, "--=3", NULL), "'--=3' has no option name", NULL);
 	fails(&cfg, parse(&cfg, "--output-format=xml", "--name=a", NULL),

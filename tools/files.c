@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "error.h"
 #include "files.h"
 #include "job.h"
+#include "verify.h"
 
 /* Layout writes (or allocates) in pieces this large. */
 #define LAYOUT_CHUNK (1U << 20)
@@ -151,8 +153,10 @@ static uint64_t file_size_wanted(const struct job *j)
 	return o->size.pct ? 0 : o->size.bytes / j->nr_files;
 }
 
-/* Data from start to end, as fio writes a file a job reads: random bytes. */
-static int layout_write(int fd, uint64_t start, uint64_t end, uint64_t seed)
+/* Data from start to *end, as fio writes a file a job reads: random bytes.
+ * With fill (fio's fill_device), a full file system ends it there: *end is
+ * where. */
+static int layout_write(int fd, uint64_t start, uint64_t *end, uint64_t seed, bool fill)
 {
 	uint64_t *buf = malloc(LAYOUT_CHUNK);
 	int ret = 0;
@@ -161,17 +165,34 @@ static int layout_write(int fd, uint64_t start, uint64_t end, uint64_t seed)
 		return -ENOMEM;
 	for (size_t i = 0; i < LAYOUT_CHUNK / sizeof(*buf); i++)
 		buf[i] = rng_next(&seed);
-	while (start < end && !ret) {
-		size_t n = end - start < LAYOUT_CHUNK ? (size_t)(end - start) : LAYOUT_CHUNK;
+	while (start < *end && !ret) {
+		size_t n = *end - start < LAYOUT_CHUNK ? (size_t)(*end - start) : LAYOUT_CHUNK;
 		ssize_t done = pwrite(fd, buf, n, (off_t)start);
 
-		if (done < 0 && errno != EINTR)
+		if (done < 0 && fill && (errno == ENOSPC || errno == EDQUOT))
+			*end = start;
+		else if (done < 0 && errno != EINTR)
 			ret = -errno;
 		else if (done > 0)
 			start += (uint64_t)done;
 	}
 	free(buf);
 	return ret;
+}
+
+/* fio's fill_device for a file that is not there: as large as its file
+ * system's free space (0 when that cannot be known). */
+static uint64_t fs_free(const char *path)
+{
+	char dir[BENCH_PATH_MAX];
+	struct statvfs sv;
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	return statvfs(slash ? dir : ".", &sv) ? 0 : (uint64_t)sv.f_bavail * sv.f_frsize;
 }
 
 /* Blocks for a job that only writes, as fio's fallocate=native, or a
@@ -189,18 +210,23 @@ static int layout_allocate(int fd, uint64_t start, uint64_t end)
  * fio's extend_file(): a missing file is created, a short regular one
  * extended, to the end of the job's region, then synced (fio's
  * create_fsync).  A file's existing bytes are kept, where fio writes the
- * whole file anew.  Returns 1 when it laid the file out, 0 when it needed
- * nothing.
+ * whole file anew.  With fill_device and no size, a missing file takes its
+ * file system's free space: sparse for a job that only writes (its writes
+ * fill it, and ENOSPC ends the job), written until it is full for one that
+ * reads.  Returns 1 when it laid the file out (*need bytes), 0 when it
+ * needed nothing.
  */
-static int file_layout(const struct job *j, const struct job_file *f, uint64_t need, bool readonly)
+static int file_layout(const struct job *j, const struct job_file *f, uint64_t *need,
+                       bool readonly)
 {
-	bool reads = rw_modes[j->o->rw].ddirs & (1U << DDIR_READ);
+	bool reads = rw_modes[j->o->rw.mode].ddirs & (1U << DDIR_READ);
+	bool fill = j->o->fill_device && !*need;
 	uint64_t from = 0;
 	struct stat st;
 	int fd, ret;
 
 	if (!stat(f->name, &st)) {
-		if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size >= need)
+		if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size >= *need)
 			return 0;
 		from = (uint64_t)st.st_size;
 	} else if (errno != ENOENT) {
@@ -211,7 +237,9 @@ static int file_layout(const struct job *j, const struct job_file *f, uint64_t n
 		                 "%s would be laid out, and --readonly changes no file (as fio "
 		                 "refuses to)",
 		                 f->name);
-	if (!need)
+	if (fill)
+		*need = fs_free(f->name);
+	if (!*need)
 		return def_error(j->def, "size",
 		                 "%s does not exist: give size= or filesize= (in bytes) to lay it "
 		                 "out",
@@ -220,7 +248,11 @@ static int file_layout(const struct job *j, const struct job_file *f, uint64_t n
 	if (fd < 0)
 		return def_error(j->def, "filename", "%s: cannot create it: %s", f->name,
 		                 strerror(errno));
-	ret = reads ? layout_write(fd, from, need, j->number) : layout_allocate(fd, from, need);
+	if (reads)
+		ret = layout_write(fd, from, need, j->number, fill);
+	else
+		ret = fill ? (ftruncate(fd, (off_t)*need) ? -errno : 0)
+		           : layout_allocate(fd, from, *need);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	close(fd);
@@ -233,16 +265,19 @@ static int file_layout(const struct job *j, const struct job_file *f, uint64_t n
 /* Lays out the job's files that need it, saying so as fio does. */
 static int job_layout(const struct job *j, bool readonly)
 {
-	uint64_t need = j->o->offset.bytes + file_size_wanted(j), bytes = 0;
+	uint64_t need = j->o->offset.bytes + j->clone * j->o->offset_increment.bytes +
+	                file_size_wanted(j),
+	         bytes = 0;
 	unsigned laid = 0;
 
 	for (unsigned k = 0; k < j->nr_files; k++) {
-		int ret = file_layout(j, &j->files[k], need, readonly);
+		uint64_t laid_bytes = need;
+		int ret = file_layout(j, &j->files[k], &laid_bytes, readonly);
 
 		if (ret < 0)
 			return ret;
 		laid += (unsigned)ret;
-		bytes += ret ? need : 0;
+		bytes += ret ? laid_bytes : 0;
 	}
 	if (laid)
 		fprintf(stderr, "%s: Laying out IO file%s (%u file%s / %s%" PRIu64 "MiB)\n",
@@ -276,34 +311,133 @@ static const char *given_as(char *buf, size_t size, const char *key, const struc
 	return buf;
 }
 
-static uint64_t job_max_bs(const struct job_opts *o)
+/* The largest (or with smallest, the smallest) of the job's directions'
+ * smallest blocks: a region holds the largest one, fio rounds offsets to
+ * the smallest. */
+static uint64_t job_unit(const struct job_opts *o, bool smallest)
 {
-	unsigned ddirs = rw_modes[o->rw].ddirs;
-	uint64_t max = 0;
+	unsigned ddirs = rw_modes[o->rw.mode].ddirs;
+	uint64_t unit = smallest ? UINT64_MAX : 0;
 
-	for (unsigned k = 0; k < BENCH_DDIR_NR; k++)
-		if ((ddirs & (1U << k)) && o->bs[k] > max)
-			max = o->bs[k];
-	return max;
+	for (unsigned k = 0; k < BENCH_DDIR_NR; k++) {
+		uint64_t min = opts_min_bs(o, k);
+
+		if ((ddirs & (1U << k)) && (smallest ? min < unit : min > unit))
+			unit = min;
+	}
+	return unit;
+}
+
+/* what: the option and how v comes from it ("bs=", "bsrange: a size of "). */
+static int not_in_blocks(const struct job *j, const struct job_file *f, const char *opt,
+                         const char *what, uint64_t v, uint64_t lbs)
+{
+	return def_error(j->def, opt,
+	                 "%s%" PRIu64 " is not a multiple of %s's logical block size (%" PRIu64
+	                 ")",
+	                 what, v, f->name, lbs);
+}
+
+/* Every size and offset step the job's options give is whole logical
+ * blocks of the device, which takes nothing finer. */
+static int file_blocks_fit(const struct job *j, const struct job_file *f, uint64_t lbs)
+{
+	const struct job_opts *o = j->o;
+	const struct rw_mode *m = &rw_modes[o->rw.mode];
+
+	for (unsigned k = 0; k < BENCH_DDIR_NR; k++) {
+		const struct bs_split *split = &o->bssplit[k];
+
+		if (!(m->ddirs & (1U << k)))
+			continue;
+		for (unsigned i = 0; i < split->nr; i++)
+			if (split->e[i].bs % lbs)
+				return not_in_blocks(j, f, "bssplit", "bssplit: a size of ",
+				                     split->e[i].bs, lbs);
+		if (!split->nr && o->bsrange[k].min &&
+		    (o->bsrange[k].min % lbs || o->bsrange[k].max % lbs))
+			return not_in_blocks(j, f, "bsrange", "bsrange: a size of ",
+			                     o->bsrange[k].min % lbs ? o->bsrange[k].min
+			                                             : o->bsrange[k].max,
+			                     lbs);
+		if (!split->nr && !o->bsrange[k].min && o->bs[k] % lbs)
+			return not_in_blocks(j, f, "bs", "bs=", o->bs[k], lbs);
+	}
+	if (!m->random && o->rw.nr % lbs)
+		return not_in_blocks(j, f, "rw", "rw=MODE:N: a skip of ", o->rw.nr, lbs);
+	if (opts_strided(o) && opts_zonerange(o) % lbs)
+		return not_in_blocks(j, f, o->zonerange ? "zonerange" : "zonesize",
+		                     "zonemode=strided: a zone of ", opts_zonerange(o), lbs);
+	if (opts_strided(o) && o->zoneskip % lbs)
+		return not_in_blocks(j, f, "zoneskip", "zoneskip=", o->zoneskip, lbs);
+	return 0;
+}
+
+/*
+ * Where the job's region starts: offset, and with fio's offset_increment
+ * that much more for each clone before this one (a percentage of the
+ * device, the start then rounded up to the job's smallest block, as fio
+ * rounds it).  Sets `text` to how the job gave it, for messages.
+ */
+static int region_start(const struct job *j, const struct job_file *f, uint64_t dev_size,
+                        uint64_t lbs, uint64_t *off, char *text, size_t len)
+{
+	const struct job_opts *o = j->o;
+	const struct size_pct *inc = &o->offset_increment;
+	uint64_t step = inc->pct ? pct_of(dev_size, inc->pct, 1) : inc->bytes, more, unit;
+
+	*off = o->offset.pct ? pct_of(dev_size, o->offset.pct, lbs) : o->offset.bytes;
+	given_as(text, len, "offset", &o->offset, *off, dev_size);
+	if (!step || !j->clone)
+		return 0;
+	unit = job_unit(o, true);
+	if (__builtin_mul_overflow(step, (uint64_t)j->clone, &more) ||
+	    __builtin_add_overflow(*off, more, off))
+		return def_error(j->def, "offset_increment",
+		                 "offset_increment=%" PRIu64 ": clone %u starts past the end of %s",
+		                 step, j->clone, f->name);
+	if (inc->pct && *off < dev_size)
+		*off = (*off + unit - 1) / unit * unit;
+	snprintf(text, len, "offset=%" PRIu64 " (clone %u, offset_increment=%" PRIu64 ")", *off,
+	         j->clone, step);
+	return 0;
+}
+
+/* fio's zoned_abs zones lie in the job's window: its region, or a zone. */
+static int file_zones_fit(const struct job *j, const struct job_file *f, uint64_t len)
+{
+	const struct job_opts *o = j->o;
+	const struct rand_dist *rd = &o->random_distribution;
+	uint64_t window = opts_strided(o) && j->nr_files == 1 ? opts_zonerange(o) : len;
+
+	if (rd->kind != DIST_ZONED_ABS || !rw_modes[o->rw.mode].random)
+		return 0;
+	for (unsigned k = 0; k < BENCH_DDIR_NR; k++) {
+		uint64_t end = 0;
+
+		for (unsigned i = 0; rd->zones[k].set && i < 100; i++)
+			end = rd->zones[k].at[i].end > end ? rd->zones[k].at[i].end : end;
+		if ((rw_modes[o->rw.mode].ddirs & (1U << k)) && end > window)
+			return def_error(j->def, "random_distribution",
+			                 "zoned_abs: the %s zones take %" PRIu64
+			                 " bytes, more than the job's %" PRIu64 " on %s",
+			                 ddir_names[k], end, window, f->name);
+	}
+	return 0;
 }
 
 /* The region a job works on in one file, checked against its size and blocks. */
 static int file_region(const struct job *j, struct job_file *f, const struct blkring_dev_info *info)
 {
 	const struct job_opts *o = j->o;
-	unsigned ddirs = rw_modes[o->rw].ddirs;
-	uint64_t lbs = info->logical_block_size, off, len, max_bs = job_max_bs(o);
+	uint64_t lbs = info->logical_block_size, off, len, unit = job_unit(o, false);
 	uint64_t wanted = file_size_wanted(j);
-	char off_text[96], len_text[96];
+	char off_text[128], len_text[96];
+	int ret = file_blocks_fit(j, f, lbs) ?:
+	          region_start(j, f, info->size, lbs, &off, off_text, sizeof(off_text));
 
-	for (unsigned k = 0; k < BENCH_DDIR_NR; k++)
-		if ((ddirs & (1U << k)) && o->bs[k] % lbs)
-			return def_error(j->def, "bs",
-			                 "bs=%" PRIu64 " is not a multiple of %s's logical block "
-			                 "size (%" PRIu64 ")",
-			                 o->bs[k], f->name, lbs);
-	off = o->offset.pct ? pct_of(info->size, o->offset.pct, lbs) : o->offset.bytes;
-	given_as(off_text, sizeof(off_text), "offset", &o->offset, off, info->size);
+	if (ret)
+		return ret;
 	if (off % lbs)
 		return def_error(j->def, "offset",
 		                 "%s is not a multiple of the logical block size (%" PRIu64 ")",
@@ -312,7 +446,7 @@ static int file_region(const struct job *j, struct job_file *f, const struct blk
 		return def_error(j->def, "offset",
 		                 "%s is at or past the end of %s (%" PRIu64 " bytes)", off_text,
 		                 f->name, info->size);
-	len = o->size.pct && !o->filesize ? pct_of(info->size, o->size.pct, max_bs)
+	len = o->size.pct && !o->filesize ? pct_of(info->size, o->size.pct, unit)
 	      : wanted                    ? wanted
 	                                  : info->size - off;
 	given_as(len_text, sizeof(len_text), "size", &o->size, len, info->size);
@@ -320,11 +454,38 @@ static int file_region(const struct job *j, struct job_file *f, const struct blk
 		return def_error(j->def, "size",
 		                 "%s at %s goes past the end of %s (%" PRIu64 " bytes)", len_text,
 		                 off_text, f->name, info->size);
-	if (len < max_bs)
+	if (len < unit)
 		return def_error(j->def, "size", "%s is smaller than one block (bs=%" PRIu64 ")",
-		                 len_text, max_bs);
+		                 len_text, unit);
 	f->start = off;
 	f->len = len;
+	f->dev_size = info->size;
+	f->lbs = (uint32_t)lbs;
+	return file_zones_fit(j, f, len);
+}
+
+/* verify's blocks are of one size per direction, at whole blocks of the
+ * job's region: shapes that break either cannot be checked. */
+static int file_verify_shape(const struct job *j)
+{
+	const struct job_opts *o = j->o;
+	const struct rw_mode *m = &rw_modes[o->rw.mode];
+
+	if (!o->verify)
+		return 0;
+	for (unsigned k = DDIR_READ; k <= DDIR_WRITE; k++)
+		if ((m->ddirs & (1U << k)) && opts_min_bs(o, k) != opts_max_bs(o, k))
+			return def_error(j->def, "verify",
+			                 "verify needs one block size per direction, and bsrange or "
+			                 "bssplit gives %s several",
+			                 ddir_names[k]);
+	if (opts_strided(o))
+		return def_error(j->def, "verify",
+		                 "verify checks the job's region, which zonemode=strided leaves");
+	if (!m->random && o->rw.nr % o->bs[m->ddirs & (1U << DDIR_WRITE) ? DDIR_WRITE : DDIR_READ])
+		return def_error(j->def, "verify",
+		                 "verify with rw=%s:%" PRIu64 " needs holes of whole blocks", m->name,
+		                 o->rw.nr);
 	return 0;
 }
 
@@ -336,35 +497,39 @@ static int file_ops_fit(const struct job *j, const struct job_file *f,
                         const struct blkring_dev_info *info)
 {
 	const struct job_opts *o = j->o;
-	unsigned ddirs = rw_modes[o->rw].ddirs, rw = (1U << DDIR_READ) | (1U << DDIR_WRITE);
+	unsigned ddirs = rw_modes[o->rw.mode].ddirs, rw = (1U << DDIR_READ) | (1U << DDIR_WRITE);
 
 	if (o->verify && !(ddirs & rw))
 		return def_error(j->def, "verify",
 		                 "verify checks reads and writes; rw=%s does neither",
-		                 rw_modes[o->rw].name);
+		                 rw_modes[o->rw.mode].name);
 	/* The verify phase reads blocks of the size written. */
 	if (o->verify && (ddirs & rw) == rw && o->bs[DDIR_READ] != o->bs[DDIR_WRITE])
 		return def_error(j->def, "verify",
 		                 "verify with rw=%s needs one block size for reads and writes "
 		                 "(bs=%" PRIu64 ",%" PRIu64 ")",
-		                 rw_modes[o->rw].name, o->bs[DDIR_READ], o->bs[DDIR_WRITE]);
+		                 rw_modes[o->rw.mode].name, o->bs[DDIR_READ], o->bs[DDIR_WRITE]);
 	if (o->verify && j->nr_files > 1)
 		return def_error(j->def, "verify", "verify works on one file, not %u", j->nr_files);
+	if (o->verify && verify_method_init(&(struct verify_method){0}, o,
+	                                    (uint32_t)o->bs[ddirs & (1U << DDIR_WRITE) ? DDIR_WRITE
+	                                                                               : DDIR_READ]))
+		return def_error(j->def, "verify", "%s", tool_last_error());
 	if ((ddirs & ~(1U << DDIR_READ)) && info->read_only)
-		return def_error(j->def, "rw", "rw=%s: %s is read-only", rw_modes[o->rw].name,
+		return def_error(j->def, "rw", "rw=%s: %s is read-only", rw_modes[o->rw.mode].name,
 		                 f->name);
 	/* Discards and zeroes are never polled, as in Linux. */
 	if (o->hipri && (ddirs & rw) && !(info->features & BLKRING_FEAT_POLL))
 		return def_error(j->def, "hipri", "hipri=1: %s has no poll queues", f->name);
 	if ((ddirs & (1U << DDIR_TRIM)) && !(info->features & BLKRING_FEAT_DISCARD))
 		return def_error(j->def, "rw", "rw=%s: %s does not support discard",
-		                 rw_modes[o->rw].name, f->name);
+		                 rw_modes[o->rw.mode].name, f->name);
 	if ((ddirs & (1U << DDIR_ZERO)) && (o->zero_flags & BLKRING_ZERO_NOFALLBACK) &&
 	    !(info->features & BLKRING_FEAT_WRITE_ZEROES))
 		return def_error(j->def, "zero_flags",
 		                 "rw=%s with zero_flags=nofallback: %s does not support write "
 		                 "zeroes",
-		                 rw_modes[o->rw].name, f->name);
+		                 rw_modes[o->rw.mode].name, f->name);
 	return 0;
 }
 
@@ -451,7 +616,7 @@ static int file_open(const struct job *j, struct job_file *f, bool path)
 	ret = blkring_dev_info(f->dev, &info);
 	if (ret)
 		return def_error(j->def, "filename", "filename=%s: %s", f->name, strerror(-ret));
-	return file_region(j, f, &info) ?: file_ops_fit(j, f, &info);
+	return file_region(j, f, &info) ?: file_verify_shape(j) ?: file_ops_fit(j, f, &info);
 }
 
 int job_files_open(struct job *j, unsigned clone, bool readonly)

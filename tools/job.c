@@ -16,6 +16,7 @@
 #include "error.h"
 #include "job.h"
 #include "latlog.h"
+#include "shape.h"
 #include "verify.h"
 
 #define TICK_NS 1000000ULL      /* stop requests: every millisecond */
@@ -39,6 +40,11 @@ static void job_io_error(struct job *j, struct io_unit *io, int err)
 	unsigned kind = io->ddir == DDIR_READ ? COE_READ : COE_WRITE;
 	char what[BENCH_PATH_MAX + 128];
 
+	/* fio's fill_device: a full file system ends the job, as its size would. */
+	if (j->o->fill_device && (err == ENOSPC || err == EDQUOT)) {
+		j->draining = true;
+		return;
+	}
 	j->st->total_err++;
 	if (!j->st->first_error)
 		j->st->first_error = err;
@@ -83,11 +89,8 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 	struct dir_stats *ds;
 
 	/* Discard and write zeroes are commands: they end with 0, not a count. */
-	if (!res && (io->ddir == DDIR_TRIM || io->ddir == DDIR_ZERO)) {
-		dir_account_n(&j->st->dir[io->ddir], since(now, issue), since(now, start), 1);
-		job_log_completion(j, io, start, issue, now);
-		return;
-	}
+	if (!res && (io->ddir == DDIR_TRIM || io->ddir == DDIR_ZERO))
+		res = (int)io->len;
 	if (res < 0) {
 		io->failed = true;
 		job_io_error(j, io, -res);
@@ -100,11 +103,13 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 		return;
 	}
 	ds = &j->st->dir[io->ddir];
-	/* Short: fewer bytes than asked, counted as an I/O of that size. */
-	if ((unsigned)res != io->len) {
-		io->failed = true;
-		ds->short_ios++;
-		j->short_missing[io->ddir] += io->len - (unsigned)res;
+	if (unlikely((unsigned)res != j->bs[io->ddir])) {
+		j->short_missing[io->ddir] += j->bs[io->ddir] - (unsigned)res;
+		/* Short: fewer bytes than asked, counted as an I/O of that size. */
+		if ((unsigned)res != io->len) {
+			io->failed = true;
+			ds->short_ios++;
+		}
 	}
 	dir_account_n(ds, since(now, issue), since(now, start), 1);
 	job_log_completion(j, io, start, issue, now);
@@ -529,6 +534,8 @@ static void job_loop(struct job *j)
 	                     !atomic_load_explicit(j->stop, memory_order_relaxed);
 	     l++) {
 		job_reset_budget(j);
+		if (j->shape)
+			shape_rewind(j);
 		j->draining = false;
 		now = job_run_io(j, now);
 	}
@@ -582,8 +589,8 @@ static uint64_t job_max_bs(const struct job *j)
 	uint64_t max = 0;
 
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
-		if ((j->ddirs & (1U << d)) && j->o->bs[d] > max)
-			max = j->o->bs[d];
+		if ((j->ddirs & (1U << d)) && opts_max_bs(j->o, d) > max)
+			max = opts_max_bs(j->o, d);
 	return max;
 }
 
@@ -669,7 +676,7 @@ static int job_setup(struct job *j)
 	const struct job_opts *o = j->o;
 	int ret;
 
-	j->ddirs = rw_modes[o->rw].ddirs;
+	j->ddirs = rw_modes[o->rw.mode].ddirs;
 	j->depth = j->engine->sync ? 1 : o->iodepth;
 	j->batch_submit = clamp_batch(o->iodepth_batch_submit, j->depth);
 	j->complete_max = clamp_batch(o->iodepth_batch_complete_max, j->depth);
@@ -689,13 +696,17 @@ static int job_setup(struct job *j)
 		job_fail(j, ret, "allocating I/O buffers");
 		return ret;
 	}
-	plan_setup(j, job_seed_base(j));
+	ret = plan_setup(j, job_seed_base(j));
+	if (ret) {
+		job_fail(j, ret, "setting up the workload's shape");
+		return ret;
+	}
 	j->rate_period_ns = rate_period(o, j->ddir, j->bs[j->ddir]);
 	j->paced = j->rate_period_ns || o->thinktime_us;
 	if (o->verify) {
 		ret = verify_setup(j);
 		if (ret) {
-			job_fail(j, ret, "setting up verify");
+			job_fail(j, ret, ret == -EINVAL ? tool_last_error() : "setting up verify");
 			return ret;
 		}
 	}
@@ -708,6 +719,7 @@ static int job_setup(struct job *j)
 		/* Logged completions take the general accounting, which writes the log. */
 		j->single = false;
 	}
+	j->account_each = j->log || j->shape;
 	return j->engine->init ? j->engine->init(j) : 0;
 }
 
@@ -761,6 +773,7 @@ static void job_teardown(struct job *j)
 	j->log = NULL;
 	if (j->verify)
 		verify_teardown(j);
+	shape_free(j);
 	free(j->ios);
 	free(j->free);
 	free(j->batch);
@@ -779,7 +792,9 @@ void job_main(struct job *j)
 {
 	j->tid = (int)gettid();
 	if (!job_setup(j) && job_start_delay(j)) {
-		job_loop(j);
+		/* verify_only: a writing job only checks what it wrote before. */
+		if (!j->o->verify_only || !(j->ddirs & (1U << DDIR_WRITE)))
+			job_loop(j);
 		if (j->verify)
 			verify_phase(j);
 		job_finish(j);

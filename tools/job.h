@@ -44,6 +44,8 @@ struct job_file {
 	char name[BENCH_PATH_MAX]; /* the spec or the path, for messages */
 	struct blkring_dev *dev;
 	uint64_t start, len; /* the region, bytes */
+	uint64_t dev_size;   /* the device's bytes */
+	uint32_t lbs;        /* the device's logical block size */
 	uint64_t bytes_left; /* of this pass over the region (general planner) */
 	struct offset_gen gen[BENCH_DDIR_NR];
 };
@@ -64,6 +66,7 @@ struct io_batch {
 };
 
 struct bench_engine;
+struct shape;
 
 typedef unsigned (*plan_fn)(struct job *j, struct io_unit **ios, unsigned n);
 
@@ -98,8 +101,13 @@ struct job {
 	int gen_kind;
 	unsigned cur_file, file_ios_left; /* file_service_type: the file in use, I/Os left on it */
 	uint32_t bs[BENCH_DDIR_NR];
-	bool single;                           /* one direction, fixed units: the lean planners */
-	uint64_t short_missing[BENCH_DDIR_NR]; /* bytes short I/Os did not do */
+	bool single;       /* one direction, fixed units: the lean planners */
+	struct shape *shape; /* fio's workload shapes (shape.h); NULL without them */
+	/* Every unit accounted by job_complete(): latency logs, shaped jobs. */
+	bool account_each;
+	/* Bytes the I/Os fell short of bs[d] each, bs[d] being the direction's
+	 * largest: short transfers, and smaller blocks of a shaped job. */
+	uint64_t short_missing[BENCH_DDIR_NR];
 	uint64_t ios_left;                     /* budget of one-direction planners */
 	uint64_t number_left;                  /* number_ios: reads and writes left */
 	uint64_t io_bytes_left;                /* io_size: bytes left to plan */
@@ -196,7 +204,7 @@ static inline void job_account(struct job *j, struct io_unit *io, int res, uint6
 	b->apart++;
 	/* Invariant TSCs the kernel trusts are in step on every CPU, so
 	 * stamps of one thread never run backwards. */
-	if (likely((unsigned)res == io->len && io->ddir < BENCH_DDIR_NR && !j->log))
+	if (likely((unsigned)res == io->len && io->ddir < BENCH_DDIR_NR && !j->account_each))
 		dir_account_n(&j->st->dir[io->ddir], now - b->issue_ns, now - b->start_ns, 1);
 	else
 		job_complete(j, io, res, b->start_ns, b->issue_ns, now);

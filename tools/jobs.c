@@ -357,7 +357,9 @@ static int engine_dev(struct job_def *d)
 	case ENGINE_DEV_NULL:
 		if (!o->size.bytes)
 			return engine_needs(d, "size", "in bytes: the size of its null device");
-		snprintf(size, sizeof(size), "%" PRIu64, o->offset.bytes + o->size.bytes);
+		snprintf(size, sizeof(size), "%" PRIu64,
+		         o->offset.bytes + (o->numjobs - 1) * o->offset_increment.bytes +
+		             o->size.bytes);
 		return engine_spec(d, "null:", NULL, "irqmode", "none", "size", size);
 	case ENGINE_DEV_NBD:
 		if (!o->uri[0])
@@ -388,11 +390,43 @@ static int check_readonly(const struct bench_cfg *cfg, const struct job_def *d)
 {
 	const struct job_opts *o = &d->o;
 
-	if (!cfg->readonly || rw_modes[o->rw].ddirs == 1U << DDIR_READ)
+	if (!cfg->readonly || rw_modes[o->rw.mode].ddirs == 1U << DDIR_READ)
 		return 0;
 	return tool_error(-EINVAL,
 	                  "%s: job '%s': rw=%s changes data, and --readonly allows reads only",
-	                  def_where(d, "rw"), o->name, rw_modes[o->rw].name);
+	                  def_where(d, "rw"), o->name, rw_modes[o->rw.mode].name);
+}
+
+/* fio's rules for strided zones, and a zone that holds a block. */
+static int check_zones(const struct job_def *d)
+{
+	const struct job_opts *o = &d->o;
+	unsigned ddirs = rw_modes[o->rw.mode].ddirs;
+
+	if (o->zonemode == ZONEMODE_NONE && o->zonesize)
+		return def_error(d, "zonesize", "zonesize needs zonemode=strided (fio's rule)");
+	if (opts_strided(o) && !o->zonesize)
+		return def_error(d, "zonemode", "zonemode=strided needs zonesize");
+	for (unsigned k = 0; opts_strided(o) && k < BENCH_DDIR_NR; k++)
+		if ((ddirs & (1U << k)) && opts_zonerange(o) < opts_min_bs(o, k))
+			return def_error(d, o->zonerange ? "zonerange" : "zonesize",
+			                 "a zone of %" PRIu64 " bytes is smaller than one %s block "
+			                 "(%" PRIu64 ")",
+			                 opts_zonerange(o), ddir_names[k], opts_min_bs(o, k));
+	return 0;
+}
+
+/* rate paces I/Os of one size: block sizes that vary need rate_iops. */
+static int check_rate(const struct job_def *d)
+{
+	const struct job_opts *o = &d->o;
+
+	for (unsigned k = 0; k < BENCH_DDIR_NR; k++)
+		if (o->rate[k] && opts_min_bs(o, k) != opts_max_bs(o, k))
+			return def_error(d, "rate",
+			                 "rate= with block sizes that vary (bsrange, bssplit): blkring "
+			                 "paces I/Os, so give rate_iops=");
+	return 0;
 }
 
 static int check_def(const struct job_def *d)
@@ -413,12 +447,12 @@ static int check_def(const struct job_def *d)
 		                  def_where(d, "taskrun"), o->name);
 	for (unsigned k = 0; k < BENCH_DDIR_NR; k++)
 		if ((o->rate[k] || o->rate_iops[k]) &&
-		    __builtin_popcount(rw_modes[o->rw].ddirs) != 1)
+		    __builtin_popcount(rw_modes[o->rw.mode].ddirs) != 1)
 			return tool_error(-EINVAL,
 			                  "%s: job '%s': rate and rate_iops are for jobs of one "
 			                  "direction here (rw=%s has two)",
 			                  def_where(d, o->rate[k] ? "rate" : "rate_iops"), o->name,
-			                  rw_modes[o->rw].name);
+			                  rw_modes[o->rw.mode].name);
 	if (o->time_based && !o->runtime_us)
 		return tool_error(-EINVAL, "%s: job '%s': time_based needs a runtime",
 		                  def_where(d, "time_based"), o->name);
@@ -429,7 +463,7 @@ static int check_def(const struct job_def *d)
 		                  "iodepth_batch_complete_max (%u)",
 		                  def_where(d, "iodepth_batch_complete_min"), o->name,
 		                  o->iodepth_batch_complete_min, o->iodepth_batch_complete_max);
-	return check_ring_depth(d);
+	return check_ring_depth(d) ?: check_zones(d) ?: check_rate(d);
 }
 
 /* A stonewall starts a new phase and reporting group; new_group only a

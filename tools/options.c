@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "engine.h"
 #include "error.h"
 #include "options.h"
+#include "verify.h"
 
 const char *const ddir_names[BENCH_DDIR_NR] = {"read", "write", "trim", "zero"};
 
@@ -35,7 +37,9 @@ const struct rw_mode rw_modes[] = {
 static const char *const eta_names[] = {"auto", "always", "never", NULL};
 static const char *const clock_names[] = {"cpu", "clock_gettime", NULL};
 static const char *const taskrun_names[] = {"normal", "defer", NULL};
-static const char *const verify_names[] = {"0", "crc32c", NULL};
+static const char *const rw_sequencer_names[] = {"sequential", "identical", NULL};
+static const char *const random_generator_names[] = {"tausworthe", "lfsr", "tausworthe64", NULL};
+static const char *const zonemode_names[] = {"none", "strided", NULL};
 const char *const poll_strategy_names[] = {"all", "cookie", NULL};
 
 /* ---- value parsers: each explains what it expected ---- */
@@ -158,54 +162,221 @@ static int opt_size_pct(const struct bench_opt *opt, const char *val, void *fiel
 	return opt_size(opt, val, &sp->bytes);
 }
 
-/* One size of a bs= list, part of val. */
-static int bs_part(const struct bench_opt *opt, const char *val, const char *p, size_t len,
-                   uint64_t *v)
-{
-	char part[64];
+/* One direction's entry of a ddir_list(): parses part into elem. */
+typedef int (*ddir_entry_fn)(const struct bench_opt *opt, const char *part, void *elem);
 
-	if (len >= sizeof(part))
-		return size_error(val);
-	memcpy(part, p, len);
-	part[len] = '\0';
-	if (parse_size(part, v))
-		return size_error(part);
-	return check_range(opt, part, *v);
-}
+#define DDIR_ELEM_MAX sizeof(struct zone_table) /* the largest element a list holds */
+#define DDIR_PART_MAX 4096
 
 /*
- * bs=R[,W[,T]] as fio reads it: an empty entry leaves its direction as it
- * was (bs=4k,,8k keeps the write size), and the last entry given also
+ * fio's per-direction lists (bs=R[,W[,T]]): each entry sets its direction's
+ * element of out, elem bytes each; an empty entry leaves its direction as
+ * it was (bs=4k,,8k keeps the write size), and the last entry given also
  * sets the directions after it.  Write zeroes, which fio does not have,
- * takes the trim size.
+ * takes the trim entry.  `what` names the entries in messages.  Nothing
+ * changes unless every entry parses.
  */
-static int opt_bs(const struct bench_opt *opt, const char *val, void *field)
+static int ddir_list(const struct bench_opt *opt, const char *val, void *out, size_t elem,
+                     const char *what, ddir_entry_fn one)
 {
-	uint64_t *bs = field, tmp[FIO_DDIR_NR];
+	unsigned char tmp[BENCH_DDIR_NR * DDIR_ELEM_MAX];
+	char part[DDIR_PART_MAX];
 	const char *p = val;
 	unsigned d = 0;
 
 	if (!*val)
-		return size_error(val);
-	memcpy(tmp, bs, sizeof(tmp));
+		return one(opt, val, tmp);
+	memcpy(tmp, out, BENCH_DDIR_NR * elem);
 	for (;;) {
 		size_t len = strcspn(p, ",");
 
 		if (d == FIO_DDIR_NR)
-			return tool_error(-EINVAL, "'%s' has more than %u sizes (read,write,trim)",
-			                  val, FIO_DDIR_NR);
-		if (len && bs_part(opt, val, p, len, &tmp[d]))
+			return tool_error(-EINVAL, "'%s' has more than %u %s (read,write,trim)", val,
+			                  FIO_DDIR_NR, what);
+		if (len >= sizeof(part))
+			return tool_error(-EINVAL, "an entry is longer than %zu characters",
+			                  sizeof(part) - 1);
+		memcpy(part, p, len);
+		part[len] = '\0';
+		if (len && one(opt, part, tmp + d * elem))
 			return -EINVAL;
 		for (unsigned k = d + 1; len && !p[len] && k < FIO_DDIR_NR; k++)
-			tmp[k] = tmp[d];
+			memcpy(tmp + k * elem, tmp + d * elem, elem);
 		d++;
 		if (!p[len])
 			break;
 		p += len + 1;
 	}
-	memcpy(bs, tmp, sizeof(tmp));
-	bs[DDIR_ZERO] = bs[DDIR_TRIM];
+	memcpy(tmp + DDIR_ZERO * elem, tmp + DDIR_TRIM * elem, elem);
+	memcpy(out, tmp, BENCH_DDIR_NR * elem);
 	return 0;
+}
+
+static int bs_entry(const struct bench_opt *opt, const char *part, void *elem)
+{
+	uint64_t v;
+
+	if (parse_size(part, &v))
+		return size_error(part);
+	if (check_range(opt, part, v))
+		return -EINVAL;
+	*(uint64_t *)elem = v;
+	return 0;
+}
+
+/* bs=R[,W[,T]], and rate's lists of the same shape. */
+static int opt_bs(const struct bench_opt *opt, const char *val, void *field)
+{
+	return ddir_list(opt, val, field, sizeof(uint64_t), "sizes", bs_entry);
+}
+
+/* One direction's bsrange: MIN-MAX, or fio's MIN:MAX, either way round. */
+static int bsrange_entry(const struct bench_opt *opt, const char *part, void *elem)
+{
+	struct bs_range *r = elem;
+	size_t len = strcspn(part, "-:");
+	uint64_t lo, hi;
+	char first[64];
+
+	if (!part[len] || len >= sizeof(first))
+		goto bad;
+	memcpy(first, part, len);
+	first[len] = '\0';
+	if (parse_size(first, &lo) || parse_size(part + len + 1, &hi))
+		goto bad;
+	if (check_range(opt, part, lo) || check_range(opt, part, hi))
+		return -EINVAL;
+	r->min = lo < hi ? lo : hi;
+	r->max = lo < hi ? hi : lo;
+	return 0;
+bad:
+	return tool_error(-EINVAL, "'%s' is not a block size range (MIN-MAX, e.g. 4k-64k)", part);
+}
+
+static int opt_bsrange(const struct bench_opt *opt, const char *val, void *field)
+{
+	return ddir_list(opt, val, field, sizeof(struct bs_range), "ranges", bsrange_entry);
+}
+
+/* A percentage, len bytes at p: 0 to 100, % optional. */
+static int pct_digits(const char *p, size_t len, unsigned *pct)
+{
+	unsigned v = 0;
+
+	if (len && p[len - 1] == '%')
+		len--;
+	if (len > 3 || strspn(p, "0123456789") < len)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		v = v * 10 + (unsigned)(p[i] - '0');
+	*pct = v;
+	return v > 100 ? -EINVAL : 0;
+}
+
+/* A share's percentage: none (or fio's 0) is UINT_MAX, a share of what
+ * the others leave. */
+static int share_pct(const char *p, size_t len, unsigned *pct)
+{
+	if (pct_digits(p, len, pct))
+		return -EINVAL;
+	if (!*pct)
+		*pct = UINT_MAX;
+	return 0;
+}
+
+/*
+ * fio's split of the 100%: the shares without a percentage take what the
+ * others leave, evenly (a lone one takes it all).  -EINVAL when the given
+ * ones add up to more than 100 (*sum says how much).
+ */
+static int share_rest(unsigned *pct, unsigned nr, unsigned *sum)
+{
+	unsigned missing = 0;
+
+	*sum = 0;
+	for (unsigned i = 0; i < nr; i++) {
+		missing += pct[i] == UINT_MAX;
+		*sum += pct[i] == UINT_MAX ? 0 : pct[i];
+	}
+	if (*sum > 100)
+		return -EINVAL;
+	for (unsigned i = 0; i < nr; i++)
+		if (pct[i] == UINT_MAX)
+			pct[i] = nr == 1 ? 100 : (100 - *sum) / missing;
+	return 0;
+}
+
+/* SIZE[/PERCENT] of a bssplit, len bytes at p. */
+static int bs_share(const struct bench_opt *opt, const char *p, size_t len, uint64_t *bs,
+                    unsigned *pct)
+{
+	size_t size_len = strcspn(p, "/:");
+	char size[64];
+
+	if (!len || size_len >= sizeof(size))
+		goto bad;
+	memcpy(size, p, size_len);
+	size[size_len] = '\0';
+	if (parse_size(size, bs))
+		goto bad;
+	if (check_range(opt, size, *bs))
+		return -EINVAL;
+	*pct = UINT_MAX;
+	if (size_len < len && share_pct(p + size_len + 1, len - size_len - 1, pct))
+		goto bad;
+	return 0;
+bad:
+	return tool_error(-EINVAL,
+	                  "'%.*s' is not a block size and its share (SIZE/PERCENT, e.g. "
+	                  "4k/10:64k/50:32k/40)",
+	                  (int)len, p);
+}
+
+/* The sizes with a share, in fio's order: shares ascending (stable, as
+ * glibc's qsort sorts them); shares of nothing are never drawn. */
+static void bssplit_store(struct bs_split *s, const uint64_t *bs, const unsigned *pct,
+                          unsigned nr)
+{
+	s->nr = 0;
+	for (unsigned i = 0; i < nr; i++) {
+		unsigned k;
+
+		if (!pct[i])
+			continue;
+		for (k = s->nr++; k && s->e[k - 1].pct > pct[i]; k--)
+			s->e[k] = s->e[k - 1];
+		s->e[k] = (struct bs_share){bs[i], pct[i]};
+	}
+}
+
+/* One direction's bssplit: SIZE/PERCENT:SIZE/PERCENT:... */
+static int bssplit_entry(const struct bench_opt *opt, const char *part, void *elem)
+{
+	uint64_t bs[BENCH_MAX_BSSPLIT];
+	unsigned pct[BENCH_MAX_BSSPLIT], nr = 0, sum;
+	const char *p = part;
+
+	do {
+		size_t len = strcspn(p, ":");
+
+		if (nr == BENCH_MAX_BSSPLIT)
+			return tool_error(-EINVAL, "'%s' has more than %u block sizes", part,
+			                  BENCH_MAX_BSSPLIT);
+		if (bs_share(opt, p, len, &bs[nr], &pct[nr]))
+			return -EINVAL;
+		nr++;
+		p += len;
+	} while (*p++ == ':');
+	if (share_rest(pct, nr, &sum))
+		return tool_error(-EINVAL, "'%s': the shares add up to %u%%, more than 100%%",
+		                  part, sum);
+	bssplit_store(elem, bs, pct, nr);
+	return 0;
+}
+
+static int opt_bssplit(const struct bench_opt *opt, const char *val, void *field)
+{
+	return ddir_list(opt, val, field, sizeof(struct bs_split), "splits", bssplit_entry);
 }
 
 #define US_PER_DAY 86400000000ULL
@@ -297,16 +468,42 @@ static int opt_choice(const struct bench_opt *opt, const char *val, void *field)
 	return not_one_of(val, &l);
 }
 
+/* rw='s offset modifier, after the ':': for a random mode the I/Os per
+ * random offset, for a sequential one the bytes skipped after each I/O. */
+static int rw_modifier(const char *val, const char *text, bool random, uint64_t *nr)
+{
+	char *end;
+
+	if (random && (parse_u64(text, nr, &end) || *end || !*nr))
+		return tool_error(-EINVAL,
+		                  "'%s': after ':' comes the number of I/Os per random offset (a "
+		                  "whole number from 1)",
+		                  val);
+	if (!random && parse_size(text, nr))
+		return tool_error(-EINVAL,
+		                  "'%s': after ':' comes the bytes to skip after each I/O (a size "
+		                  "such as 8k; blkring skips forward only)",
+		                  val);
+	return 0;
+}
+
+/* rw=MODE[:N]. */
 static int opt_rw(const struct bench_opt *opt, const char *val, void *field)
 {
+	struct rw_opt *rw = field;
 	struct word_list l = {.len = 0};
+	size_t len = strcspn(val, ":");
 
 	(void)opt;
 	for (unsigned i = 0; rw_modes[i].name; i++) {
-		if (!strcmp(val, rw_modes[i].name)) {
-			*(unsigned *)field = i;
-			return 0;
-		}
+		uint64_t nr = rw_modes[i].random;
+
+		if (len != strlen(rw_modes[i].name) || strncmp(val, rw_modes[i].name, len))
+			continue;
+		if (val[len] && rw_modifier(val, val + len + 1, rw_modes[i].random, &nr))
+			return -EINVAL;
+		*rw = (struct rw_opt){i, nr};
+		return 0;
 	}
 	for (unsigned i = 0; rw_modes[i].name; i++)
 		word_add(&l, rw_modes[i].name);
@@ -488,6 +685,183 @@ static int opt_percent(const struct bench_opt *opt, const char *val, void *field
 		num[len - 1] = '\0';
 	if (opt_int(opt, num, field))
 		return tool_error(-EINVAL, "'%s' is not a percentage (0 to 100, %% optional)", val);
+	return 0;
+}
+
+/* percentage_random=R[,W[,T]]. */
+static int opt_percent_list(const struct bench_opt *opt, const char *val, void *field)
+{
+	return ddir_list(opt, val, field, sizeof(unsigned), "percentages", opt_percent);
+}
+
+/* zonemode=: none or strided; fio's zbd needs a zoned device. */
+static int opt_zonemode(const struct bench_opt *opt, const char *val, void *field)
+{
+	if (!strcmp(val, "zbd"))
+		return tool_error(-EINVAL,
+		                  "'zbd' needs a zoned block device, and blkring's devices are not "
+		                  "zoned (none or strided)");
+	return opt_choice(opt, val, field);
+}
+
+/* A number as fio's str_to_float takes it, all of text. */
+static int parse_double(const char *text, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(text, &end);
+	return end == text || *end || errno || !isfinite(*out) ? -EINVAL : 0;
+}
+
+/* One zone of a zoned distribution, ACCESS[/SIZE], len bytes at p: the
+ * size in percent (none: a share of the rest) or, absolute, in bytes. */
+static int zone_entry(const char *p, size_t len, bool absolute, unsigned *access,
+                      uint64_t *size, unsigned *pct)
+{
+	size_t a_len = strcspn(p, "/:");
+	const char *s = p + a_len + 1;
+	char text[64];
+
+	*size = 0;
+	*pct = UINT_MAX;
+	if (!a_len || pct_digits(p, a_len, access))
+		return -EINVAL;
+	if (a_len == len)
+		return 0;
+	if (!absolute)
+		return share_pct(s, len - a_len - 1, pct);
+	if (len - a_len - 1 >= sizeof(text))
+		return -EINVAL;
+	memcpy(text, s, len - a_len - 1);
+	text[len - a_len - 1] = '\0';
+	return parse_size(text, size);
+}
+
+/* fio's zone_state_index: the zone of each 1% of the accesses. */
+static void zone_index(struct zone_table *t, const unsigned *access, const uint64_t *size,
+                       unsigned nr)
+{
+	unsigned a = 0;
+	uint64_t at = 0;
+
+	for (unsigned i = 0; i < nr; i++) {
+		for (unsigned k = a; k < a + access[i]; k++)
+			t->at[k] = (struct zone_span){at, at + size[i]};
+		a += access[i];
+		at += size[i];
+	}
+	t->set = true;
+}
+
+/* One direction's zones, ACCESS/SIZE:...: accesses adding up to 100%, sizes
+ * (of zoned) to at most 100%, as fio takes them. */
+static int zones_entry(const char *part, bool absolute, struct zone_table *t)
+{
+	unsigned access[BENCH_MAX_ZONES], pct[BENCH_MAX_ZONES], nr = 0, sum = 0;
+	uint64_t size[BENCH_MAX_ZONES];
+	const char *p = part;
+
+	do {
+		size_t len = strcspn(p, ":");
+
+		if (nr == BENCH_MAX_ZONES)
+			return tool_error(-EINVAL, "'%s' has more than %u zones", part,
+			                  BENCH_MAX_ZONES);
+		if (zone_entry(p, len, absolute, &access[nr], &size[nr], &pct[nr]))
+			return tool_error(-EINVAL,
+			                  "'%.*s' is not a zone (ACCESS%%/%s, e.g. %s)", (int)len, p,
+			                  absolute ? "SIZE" : "SIZE%",
+			                  absolute ? "60/20G:40/100G" : "60/10:30/20:10/70");
+		sum += access[nr++];
+		p += len;
+	} while (*p++ == ':');
+	if (sum != 100)
+		return tool_error(-EINVAL, "'%s': the accesses add up to %u%%, not 100%%", part,
+		                  sum);
+	if (!absolute && share_rest(pct, nr, &sum))
+		return tool_error(-EINVAL, "'%s': the sizes add up to %u%%, more than 100%%", part,
+		                  sum);
+	for (unsigned i = 0; !absolute && i < nr; i++)
+		size[i] = pct[i];
+	zone_index(t, access, size, nr);
+	return 0;
+}
+
+static int zoned_entry(const struct bench_opt *opt, const char *part, void *elem)
+{
+	(void)opt;
+	return zones_entry(part, false, elem);
+}
+
+static int zoned_abs_entry(const struct bench_opt *opt, const char *part, void *elem)
+{
+	(void)opt;
+	return zones_entry(part, true, elem);
+}
+
+/* zipf, pareto and normal: [:VALUE[:CENTER]], fio's defaults and ranges. */
+static int dist_value(const char *val, const char *text, struct rand_dist *d)
+{
+	static const double defaults[DIST_NORMAL + 1] = {[DIST_ZIPF] = 1.1, [DIST_PARETO] = 0.2};
+	size_t len = strcspn(text, ":");
+	char num[64];
+
+	d->value = defaults[d->kind];
+	d->center = -1;
+	if (len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, text, len);
+	num[len] = '\0';
+	if ((len && parse_double(num, &d->value)) ||
+	    (text[len] && (parse_double(text + len + 1, &d->center) || d->center < 0 ||
+	                   d->center > 1)))
+		return tool_error(-EINVAL,
+		                  "'%s' is not KIND:VALUE[:CENTER] (the center from 0 to 1)", val);
+	if (d->kind == DIST_ZIPF && d->value == 1.0)
+		return tool_error(-EINVAL, "'%s': zipf's theta cannot be 1", val);
+	if (d->kind == DIST_PARETO && !(d->value > 0 && d->value < 1))
+		return tool_error(-EINVAL, "'%s': pareto's power is above 0 and below 1", val);
+	if (d->kind == DIST_NORMAL && !(d->value >= 0 && d->value < 100))
+		return tool_error(-EINVAL, "'%s': normal's deviation is from 0 to below 100", val);
+	return 0;
+}
+
+/* random_distribution=random, zipf[:THETA[:CENTER]], pareto[:H[:CENTER]],
+ * normal[:DEV[:CENTER]], zoned:LIST or zoned_abs:LIST (LIST per direction
+ * as bssplit's). */
+static int opt_random_dist(const struct bench_opt *opt, const char *val, void *field)
+{
+	static const char *const kinds[] = {"random", "zipf", "pareto", "normal", "zoned",
+	                                    "zoned_abs"};
+	struct rand_dist d = {.kind = 0};
+	size_t len = strcspn(val, ":");
+	unsigned k;
+
+	for (k = 0; k < ARRAY_SIZE(kinds); k++)
+		if (len == strlen(kinds[k]) && !strncmp(val, kinds[k], len))
+			break;
+	if (k == ARRAY_SIZE(kinds))
+		return tool_error(-EINVAL,
+		                  "'%s' is not one of random, zipf, pareto, normal, zoned, "
+		                  "zoned_abs",
+		                  val);
+	d.kind = k;
+	d.center = -1;
+	if (k == DIST_ZONED || k == DIST_ZONED_ABS) {
+		if (!val[len])
+			return tool_error(-EINVAL, "'%s' needs its zones (e.g. %s:60/10:40/90)", val,
+			                  val);
+		if (ddir_list(opt, val + len + 1, d.zones, sizeof(d.zones[0]), "zone lists",
+		              k == DIST_ZONED ? zoned_entry : zoned_abs_entry))
+			return -EINVAL;
+	} else if (k != DIST_RANDOM) {
+		if (dist_value(val, val[len] ? val + len + 1 : "", &d))
+			return -EINVAL;
+	} else if (val[len]) {
+		return tool_error(-EINVAL, "'%s': random takes no value", val);
+	}
+	*(struct rand_dist *)field = d;
 	return 0;
 }
 
@@ -707,11 +1081,22 @@ const struct bench_opt bench_opts[] = {
     {
         .name = "rw",
         .alias = "readwrite",
-        .arg = "MODE",
-        .help = "read, write, randread, randwrite, rw, randrw, trim, randtrim, zero, randzero",
+        .arg = "MODE[:N]",
+        .help = "read, write, randread, randwrite, rw, randrw, trim, randtrim, zero, randzero; "
+                ":N, the I/Os per random offset, or bytes skipped after each sequential I/O",
         .def = "read",
         .parse = opt_rw,
         JOB(rw),
+    },
+    {
+        .name = "rw_sequencer",
+        .arg = "sequential|identical",
+        .help = "with rw=MODE:N, the I/Os between random offsets: sequential from the last one, "
+                "or at its offset again",
+        .def = "sequential",
+        .parse = opt_choice,
+        JOB(rw_sequencer),
+        .choices = rw_sequencer_names,
     },
     {
         .name = "zero_flags",
@@ -732,6 +1117,37 @@ const struct bench_opt bench_opts[] = {
         JOB(bs),
         .minval = 1,
         .maxval = 1ULL << 30,
+    },
+    {
+        .name = "bsrange",
+        .alias = "blocksize_range",
+        .arg = "MIN-MAX[,MIN-MAX[,MIN-MAX]]",
+        .help = "block sizes drawn from a range, multiples of its minimum (read,write,trim)",
+        .parse = opt_bsrange,
+        JOB(bsrange),
+        .minval = 1,
+        .maxval = 1ULL << 30,
+    },
+    {
+        .name = "bssplit",
+        .arg = "SIZE/PCT:...[,...]",
+        .help = "block sizes by share, e.g. 4k/10:64k/50:32k/40, a share left out takes what the "
+                "others leave (read,write,trim)",
+        .parse = opt_bssplit,
+        JOB(bssplit),
+        .minval = 1,
+        .maxval = 1ULL << 30,
+    },
+    {
+        .name = "bs_unaligned",
+        .alias = "blocksize_unaligned",
+        .arg = "BOOL",
+        .help = "bsrange and bssplit sizes in the device's logical blocks, not multiples of the "
+                "smallest",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(bs_unaligned),
+        .flags = OPT_BARE,
     },
     {
         .name = "iodepth",
@@ -809,6 +1225,57 @@ const struct bench_opt bench_opts[] = {
         .parse = opt_size_pct,
         JOB(offset),
         .maxval = UINT64_MAX,
+    },
+    {
+        .name = "offset_increment",
+        .arg = "SIZE|N%",
+        .help = "each clone of numjobs starts this much after the one before",
+        .parse = opt_size_pct,
+        JOB(offset_increment),
+        .maxval = UINT64_MAX,
+    },
+    {
+        .name = "zonemode",
+        .arg = "none|strided",
+        .help = "strided: zonesize bytes in each zone of zonerange bytes, zoneskip bytes apart",
+        .def = "none",
+        .parse = opt_zonemode,
+        JOB(zonemode),
+        .choices = zonemode_names,
+    },
+    {
+        .name = "zonesize",
+        .arg = "SIZE",
+        .help = "zonemode=strided: bytes moved in a zone before the next",
+        .parse = opt_size,
+        JOB(zonesize),
+        .maxval = UINT64_MAX,
+    },
+    {
+        .name = "zonerange",
+        .arg = "SIZE",
+        .help = "zonemode=strided: the size of a zone (default: zonesize)",
+        .parse = opt_size,
+        JOB(zonerange),
+        .maxval = UINT64_MAX,
+    },
+    {
+        .name = "zoneskip",
+        .arg = "SIZE",
+        .help = "zonemode=strided: bytes skipped after each zone",
+        .parse = opt_size,
+        JOB(zoneskip),
+        .maxval = UINT64_MAX,
+    },
+    {
+        .name = "fill_device",
+        .alias = "fill_fs",
+        .arg = "BOOL",
+        .help = "a write's ENOSPC or EDQUOT (a full file system) ends the job, not as an error",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(fill_device),
+        .flags = OPT_BARE,
     },
     {
         .name = "runtime",
@@ -940,6 +1407,35 @@ const struct bench_opt bench_opts[] = {
         .parse = opt_bool,
         JOB(norandommap),
         .flags = OPT_BARE,
+    },
+    {
+        .name = "random_generator",
+        .arg = "GENERATOR",
+        .help = "tausworthe, lfsr or tausworthe64 (blkring's generator either way; lfsr visits "
+                "every block once per pass even with norandommap)",
+        .def = "tausworthe",
+        .parse = opt_choice,
+        JOB(random_generator),
+        .choices = random_generator_names,
+    },
+    {
+        .name = "random_distribution",
+        .arg = "DIST",
+        .help = "random, zipf[:THETA[:CENTER]], pareto[:H[:CENTER]], normal[:DEV[:CENTER]], "
+                "zoned:ACCESS/SIZE%:... or zoned_abs:ACCESS/SIZE:... (per direction, as bs)",
+        .def = "random",
+        .parse = opt_random_dist,
+        JOB(random_distribution),
+    },
+    {
+        .name = "percentage_random",
+        .arg = "PERCENT[,PERCENT[,PERCENT]]",
+        .help = "share of a random job's I/Os at random offsets, the rest sequential "
+                "(read,write,trim)",
+        .def = "100",
+        .parse = opt_percent_list,
+        JOB(percentage_random),
+        .maxval = 100,
     },
     {
         .name = "rwmixread",
@@ -1104,11 +1600,58 @@ const struct bench_opt bench_opts[] = {
     {
         .name = "verify",
         .arg = "METHOD",
-        .help = "0 or crc32c: written blocks carry a checked header; reads check it",
+        .help = "a checksum (md5, crc64, crc32c, crc32c-intel, crc32, crc16, crc7, sha1, "
+                "sha256, sha512, xxhash), meta or pattern: written blocks carry a checked "
+                "header (pattern: verify_pattern alone); reads check it",
         .def = "0",
         .parse = opt_choice,
         JOB(verify),
-        .choices = verify_names,
+        .choices = verify_kinds,
+    },
+    {
+        .name = "verify_pattern",
+        .arg = "PATTERN",
+        .help = "0x-prefixed hex bytes or a quoted string: the data after the header (all "
+                "of a block with verify=pattern), checked on reads",
+        .parse = opt_str,
+        JOB(verify_pattern),
+        .maxval = VERIFY_PATTERN_TEXT_MAX - 1,
+    },
+    {
+        .name = "verify_interval",
+        .arg = "BYTES",
+        .help = "a header and checksum for every this many bytes of a block (default: the "
+                "block)",
+        .parse = opt_size,
+        JOB(verify_interval),
+        .maxval = UINT32_MAX,
+    },
+    {
+        .name = "verify_offset",
+        .arg = "BYTES",
+        .help = "where in the block the header goes (swapped with the data there)",
+        .parse = opt_size,
+        JOB(verify_offset),
+        .maxval = UINT32_MAX,
+    },
+    {
+        .name = "verify_fatal",
+        .arg = "BOOL",
+        .help = "stop the job at the first verify failure (default: check everything, then "
+                "fail)",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(verify_fatal),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "verify_only",
+        .arg = "BOOL",
+        .help = "write nothing: check what an earlier run of the job wrote",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(verify_only),
+        .flags = OPT_BARE,
     },
     {
         .name = "do_verify",
@@ -1318,9 +1861,6 @@ static const char *const fio_only[] = {
     "buffer_compress_percentage",
     "buffer_pattern",
     "buffered",
-    "bsrange",
-    "blocksize_range",
-    "bssplit",
     "blockalign",
     "ba",
     "bwavgtime",
@@ -1338,7 +1878,6 @@ static const char *const fio_only[] = {
     "fallocate",
     "fdatasync",
     "filename_format",
-    "fill_device",
     "flow",
     "flow_id",
     "gtod_cpu",
@@ -1364,21 +1903,16 @@ static const char *const fio_only[] = {
     "nice",
     "numa_cpu_nodes",
     "numa_mem_policy",
-    "offset_increment",
     "openfiles",
     "overwrite",
-    "percentage_random",
     "pre_read",
     "prio",
     "prioclass",
-    "random_distribution",
-    "random_generator",
     "rate_min",
     "rate_process",
     "readonly",
     "refill_buffers",
     "replay_redirect",
-    "rw_sequencer",
     "scramble_buffers",
     "serialize_overlap",
     "significant_figures",
@@ -1395,10 +1929,6 @@ static const char *const fio_only[] = {
     "unlink_each_loop",
     "verify_async",
     "verify_backlog",
-    "verify_fatal",
-    "verify_interval",
-    "verify_offset",
-    "verify_pattern",
     "verify_state_load",
     "verify_state_save",
     "wait_for",
@@ -1408,10 +1938,6 @@ static const char *const fio_only[] = {
     "write_iops_log",
     "read_iolog",
     "zero_buffers",
-    "zonemode",
-    "zonesize",
-    "zonerange",
-    "zoneskip",
     "enghelp",
     "debug",
     "server",
@@ -1443,6 +1969,36 @@ bool opt_is_fio_only(const char *name)
 		if (!strcmp(name, *n))
 			return true;
 	return false;
+}
+
+uint64_t opts_min_bs(const struct job_opts *o, unsigned d)
+{
+	const struct bs_split *s = &o->bssplit[d];
+	uint64_t min = UINT64_MAX;
+
+	for (unsigned i = 0; i < s->nr; i++)
+		min = s->e[i].bs < min ? s->e[i].bs : min;
+	return s->nr ? min : o->bsrange[d].min ? o->bsrange[d].min : o->bs[d];
+}
+
+uint64_t opts_max_bs(const struct job_opts *o, unsigned d)
+{
+	const struct bs_split *s = &o->bssplit[d];
+	uint64_t max = 0;
+
+	for (unsigned i = 0; i < s->nr; i++)
+		max = s->e[i].bs > max ? s->e[i].bs : max;
+	return s->nr ? max : o->bsrange[d].min ? o->bsrange[d].max : o->bs[d];
+}
+
+bool opts_strided(const struct job_opts *o)
+{
+	return o->zonemode == ZONEMODE_STRIDED;
+}
+
+uint64_t opts_zonerange(const struct job_opts *o)
+{
+	return o->zonerange ? o->zonerange : o->zonesize;
 }
 
 static void *opt_field(const struct bench_opt *opt, struct job_opts *o, struct run_opts *r)

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define BENCH_MAX_OPTS 96
+#define BENCH_MAX_OPTS 128
 #define BENCH_MAX_PERCENTILES 20 /* fio's FIO_IO_U_LIST_MAX_LEN */
 #define BENCH_NAME_MAX 256
 #define BENCH_PATH_MAX 1024
@@ -42,8 +42,53 @@ struct rw_mode {
 };
 extern const struct rw_mode rw_modes[];
 
+/* rw=MODE[:N]: the mode, and fio's offset modifier after the ':'. */
+struct rw_opt {
+	unsigned mode; /* index in rw_modes */
+	/* Random modes: I/Os per new random offset (1: every one); sequential
+	 * modes: bytes skipped after each I/O. */
+	uint64_t nr;
+};
+enum { RW_SEQ_SEQUENTIAL, RW_SEQ_IDENTICAL };                   /* rw_sequencer= */
+enum { RANDGEN_TAUSWORTHE, RANDGEN_LFSR, RANDGEN_TAUSWORTHE64 }; /* random_generator= */
+enum { ZONEMODE_NONE, ZONEMODE_STRIDED };                       /* zonemode= */
+
+#define BENCH_MAX_BSSPLIT 64 /* fio's BSSPLIT_MAX */
+/* bssplit for one direction: its block sizes and their shares, in fio's
+ * order (shares ascending); nr 0: bsrange or bs decides. */
+struct bs_split {
+	struct bs_share {
+		uint64_t bs;
+		unsigned pct;
+	} e[BENCH_MAX_BSSPLIT];
+	unsigned nr;
+};
+/* bsrange for one direction; min 0: not given. */
+struct bs_range {
+	uint64_t min, max;
+};
+
+/* random_distribution=: fio's kinds. */
+enum { DIST_RANDOM, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONED, DIST_ZONED_ABS };
+#define BENCH_MAX_ZONES 256 /* fio's ZONESPLIT_MAX */
+/* A direction's zoned distribution as fio indexes it: for each 1% of the
+ * accesses, where they go (percent of the region; bytes for zoned_abs). */
+struct zone_table {
+	struct zone_span {
+		uint64_t start, end;
+	} at[100];
+	bool set;
+};
+struct rand_dist {
+	unsigned kind; /* DIST_* */
+	double value;  /* zipf's theta, pareto's power, normal's deviation in percent */
+	double center; /* 0 to 1, or -1: fio's default */
+	struct zone_table zones[BENCH_DDIR_NR];
+};
+
 enum { TASKRUN_NORMAL, TASKRUN_DEFER }; /* taskrun=: when task work runs */
-enum { VERIFY_NONE, VERIFY_CRC32C };
+enum { VERIFY_NONE }; /* verify: else an index into verify_kinds[] (verify.c) */
+#define VERIFY_PATTERN_TEXT_MAX 256
 /* --output-format's formats: any of them, printed terse, JSON, normal, as fio does. */
 #define FORMAT_NORMAL (1U << 0)
 #define FORMAT_JSON (1U << 1)
@@ -91,8 +136,12 @@ struct job_opts {
 	/* fio's nbd and rbd engines' options, which make the job's spec. */
 	char uri[BENCH_PATH_MAX];
 	char pool[BENCH_NAME_MAX], rbdname[BENCH_NAME_MAX], clientname[BENCH_NAME_MAX];
-	unsigned rw; /* index in rw_modes */
+	struct rw_opt rw;
+	unsigned rw_sequencer; /* RW_SEQ_*: the I/Os between random offsets */
 	uint64_t bs[BENCH_DDIR_NR];
+	struct bs_range bsrange[BENCH_DDIR_NR];
+	struct bs_split bssplit[BENCH_DDIR_NR];
+	bool bs_unaligned; /* bsrange sizes in device blocks, not in its minimum */
 	unsigned iodepth;
 	unsigned iodepth_batch_submit;
 	unsigned iodepth_batch_complete_min;
@@ -100,6 +149,10 @@ struct job_opts {
 	unsigned numjobs;
 	bool thread;
 	struct size_pct size, offset;
+	struct size_pct offset_increment; /* fio's: each clone starts this much after the last */
+	unsigned zonemode;                /* ZONEMODE_* */
+	uint64_t zonesize, zonerange, zoneskip;
+	bool fill_device; /* fio's: a write's ENOSPC or EDQUOT ends the job cleanly */
 	uint64_t runtime_us, ramp_time_us;
 	uint64_t startdelay_us; /* the job waits this long before it starts */
 	unsigned loops;         /* runs of the job's I/O, measured together */
@@ -120,6 +173,9 @@ struct job_opts {
 	bool randrepeat;
 	uint64_t randseed;
 	bool norandommap;
+	unsigned random_generator; /* RANDGEN_* */
+	struct rand_dist random_distribution;
+	unsigned percentage_random[BENCH_DDIR_NR];
 	unsigned rwmixread;
 	bool direct;
 	bool fixedbufs;
@@ -143,8 +199,11 @@ struct job_opts {
 	bool tw_issue;              /* BLKRING_SETUP_TW_ISSUE */
 	unsigned taskrun;           /* TASKRUN_* */
 	unsigned zero_flags;        /* BLKRING_ZERO_* of rw=zero|randzero */
-	unsigned verify;            /* VERIFY_* */
+	unsigned verify;            /* VERIFY_NONE, or its index in verify_kinds[] */
 	bool do_verify;
+	bool verify_fatal, verify_only;
+	uint64_t verify_interval, verify_offset;
+	char verify_pattern[VERIFY_PATTERN_TEXT_MAX];
 	uint8_t set[BENCH_MAX_OPTS]; /* given explicitly, by table index */
 	/* Where each given option was set ("FILE:LINE", "command line"), for
 	 * messages about it; the strings are the bench_cfg's. */
@@ -201,6 +260,14 @@ static inline unsigned opt_index(const struct bench_opt *opt)
 }
 /* True when name is an option fio has and blkring does not. */
 bool opt_is_fio_only(const char *name);
+/* The smallest and the largest block of direction d: bssplit's, else
+ * bsrange's, else bs. */
+uint64_t opts_min_bs(const struct job_opts *o, unsigned d);
+uint64_t opts_max_bs(const struct job_opts *o, unsigned d);
+/* Whether the job asks for fio's strided zones, and their size: zonerange,
+ * or zonesize without it. */
+bool opts_strided(const struct job_opts *o);
+uint64_t opts_zonerange(const struct job_opts *o);
 
 void opts_defaults(struct job_opts *o, struct run_opts *r);
 /*

@@ -34,16 +34,19 @@ void output_header(FILE *f, const struct bench_cfg *cfg, unsigned nr_jobs)
 {
 	for (unsigned i = 0; i < cfg->nr_defs; i++) {
 		const struct job_opts *o = &cfg->defs[i].o;
-		char bs[FIO_DDIR_NR][32];
+		char bs[FIO_DDIR_NR][2][32];
 
-		/* fio's num2str: "4096B", "16.0KiB". */
-		for (unsigned d = 0; d < FIO_DDIR_NR; d++)
-			fmt_num(bs[d], sizeof(bs[d]), (double)o->bs[d], true);
+		/* fio's num2str: "4096B", "16.0KiB", each direction's smallest
+		 * and largest. */
+		for (unsigned d = 0; d < FIO_DDIR_NR; d++) {
+			fmt_num(bs[d][0], sizeof(bs[d][0]), (double)opts_min_bs(o, d), true);
+			fmt_num(bs[d][1], sizeof(bs[d][1]), (double)opts_max_bs(o, d), true);
+		}
 		fprintf(f,
 		        "%s: (g=%u): rw=%s, bs=(R) %sB-%sB, (W) %sB-%sB, (T) %sB-%sB, "
 		        "ioengine=%s, iodepth=%u\n",
-		        o->name, cfg->defs[i].groupid, rw_modes[o->rw].name, bs[0], bs[0], bs[1],
-		        bs[1], bs[2], bs[2], o->ioengine->name, o->iodepth);
+		        o->name, cfg->defs[i].groupid, rw_modes[o->rw.mode].name, bs[0][0], bs[0][1],
+		        bs[1][0], bs[1][1], bs[2][0], bs[2][1], o->ioengine->name, o->iodepth);
 		if (o->numjobs > 1)
 			fprintf(f, "...\n");
 	}

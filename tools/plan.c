@@ -3,10 +3,12 @@
  * Planners: fill a batch of I/O units with direction, offset and length.
  * Jobs with one direction and no fsync get a planner per generator whose
  * loop has nothing else in it (their units' direction and length never
- * change); everything else takes the general one.
+ * change); everything else takes a general one, and jobs with fio's
+ * workload shapes (shape.h) the one that asks shape_next() for each I/O.
  */
 #include "job.h"
 #include "plan.h"
+#include "shape.h"
 
 void gen_new_pass(struct offset_gen *g)
 {
@@ -104,8 +106,8 @@ static uint64_t gen_next(struct job *j, struct job_file *f, unsigned d)
 }
 
 /* fio's file_service_type: the next file once the current one has had its
- * I/Os, or is done (`done`). */
-static void next_file(struct job *j, bool done)
+ * I/Os, or is done (`done`).  Inlined with pick_file(). */
+static inline __attribute__((always_inline)) void next_file(struct job *j, bool done)
 {
 	const struct job_opts *o = j->o;
 
@@ -118,8 +120,10 @@ static void next_file(struct job *j, bool done)
 }
 
 /* The file of the next I/O of bs bytes, or NULL when every file's region
- * is done. */
-static struct job_file *pick_file(struct job *j, uint64_t bs)
+ * is done.  Inlined in both general planners, which a call per I/O would
+ * slow. */
+static inline __attribute__((always_inline)) struct job_file *pick_file(struct job *j,
+                                                                        uint64_t bs)
 {
 	for (unsigned tried = 0; tried <= j->nr_files; tried++) {
 		struct job_file *f;
@@ -143,6 +147,37 @@ static unsigned pick_ddir(struct job *j)
 	return rng_below(&j->mix_rng, 100) < j->o->rwmixread ? DDIR_READ : DDIR_WRITE;
 }
 
+/* The flush fsync=N asked for goes to the file written last. */
+static void plan_sync(struct job *j, struct io_unit *io)
+{
+	j->sync_due = false;
+	io->file = (uint16_t)j->cur_file;
+	io->ddir = DDIR_SYNC;
+	io->len = 0;
+	io->offset = 0;
+}
+
+/* An I/O of direction d on f: the budgets it takes. */
+static inline void plan_charge(struct job *j, struct job_file *f, struct io_unit *io, unsigned d,
+                               uint32_t len)
+{
+	j->number_left--;
+	j->io_bytes_left -= len;
+	f->bytes_left -= len;
+	io->file = (uint16_t)(f - j->files);
+	io->ddir = (uint8_t)d;
+	io->len = len;
+}
+
+/* fsync=N: a flush is due after every N writes. */
+static inline void plan_count_write(struct job *j, unsigned d)
+{
+	if (d == DDIR_WRITE && j->o->fsync && ++j->writes_since_sync == j->o->fsync) {
+		j->writes_since_sync = 0;
+		j->sync_due = true;
+	}
+}
+
 /* One I/O of the general planner; false when the job's bytes are done. */
 static bool plan_one(struct job *j, struct io_unit *io)
 {
@@ -150,85 +185,102 @@ static bool plan_one(struct job *j, struct io_unit *io)
 	unsigned d;
 
 	if (j->sync_due) {
-		/* The flush goes to the file written last. */
-		j->sync_due = false;
-		io->file = (uint16_t)j->cur_file;
-		io->ddir = DDIR_SYNC;
-		io->len = 0;
-		io->offset = 0;
+		plan_sync(j, io);
 		return true;
 	}
 	d = pick_ddir(j);
 	f = j->number_left && j->io_bytes_left >= j->bs[d] ? pick_file(j, j->bs[d]) : NULL;
 	if (!f)
 		return false;
-	j->number_left--;
-	j->io_bytes_left -= j->bs[d];
-	f->bytes_left -= j->bs[d];
-	io->file = (uint16_t)(f - j->files);
-	io->ddir = (uint8_t)d;
-	io->len = j->bs[d];
+	plan_charge(j, f, io, d, j->bs[d]);
 	io->offset = f->start + gen_next(j, f, d) * j->bs[d];
-	if (d == DDIR_WRITE && j->o->fsync && ++j->writes_since_sync == j->o->fsync) {
-		j->writes_since_sync = 0;
-		j->sync_due = true;
-	}
+	plan_count_write(j, d);
 	return true;
 }
 
-static unsigned plan_general(struct job *j, struct io_unit **ios, unsigned n)
+/* The same for a shaped job, whose offsets and lengths shape_next() picks:
+ * a file whose offsets ran out before its bytes did is done for the pass. */
+static bool plan_shaped_one(struct job *j, struct io_unit *io)
 {
-	unsigned i;
+	uint64_t min;
+	unsigned d;
 
-	for (i = 0; i < n; i++) {
-		struct io_unit *io = j->free[j->nr_free - 1];
-
-		if (!plan_one(j, io))
-			break;
-		j->nr_free--;
-		ios[i] = io;
+	if (j->sync_due) {
+		plan_sync(j, io);
+		return true;
 	}
-	return i;
+	d = pick_ddir(j);
+	min = shape_min_bs(j, d);
+	for (;;) {
+		struct job_file *f =
+		    j->number_left && j->io_bytes_left >= min ? pick_file(j, min) : NULL;
+
+		if (!f)
+			return false;
+		if (shape_next(j, f, d, io,
+		               f->bytes_left < j->io_bytes_left ? f->bytes_left : j->io_bytes_left)) {
+			plan_charge(j, f, io, d, io->len);
+			plan_count_write(j, d);
+			return true;
+		}
+		f->bytes_left = 0;
+	}
 }
 
-/* fio's seeding: randseed stirred, then spread by the job's number. */
-static uint64_t job_seed(uint64_t seed, unsigned number, unsigned stream)
+/* A general planner's batch: its step, inlined, once per unit. */
+#define DEFINE_GENERAL_PLANNER(fn, one)                                     \
+	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n) \
+	{                                                                   \
+		unsigned i;                                                 \
+                                                                            \
+		for (i = 0; i < n; i++) {                                   \
+			struct io_unit *io = j->free[j->nr_free - 1];       \
+                                                                            \
+			if (!one(j, io))                                    \
+				break;                                      \
+			j->nr_free--;                                       \
+			ios[i] = io;                                        \
+		}                                                           \
+		return i;                                                   \
+	}
+
+DEFINE_GENERAL_PLANNER(plan_general, plan_one)
+DEFINE_GENERAL_PLANNER(plan_shaped, plan_shaped_one)
+
+/* The lean planner of a one-direction job with one file and no fsync. */
+static plan_fn lean_planner(const struct job *j)
 {
-	for (int i = 0; i < 4; i++)
-		seed *= 0x9e370001ULL;
-	return seed * number + stream;
+	return j->gen_kind == GEN_SEQ ? plan_seq : j->gen_kind == GEN_PERM ? plan_perm : plan_random;
 }
 
-void plan_setup(struct job *j, uint64_t seed)
+int plan_setup(struct job *j, uint64_t seed)
 {
-	const struct rw_mode *m = &rw_modes[j->o->rw];
-	bool single = __builtin_popcount(m->ddirs) == 1;
+	const struct job_opts *o = j->o;
+	const struct rw_mode *m = &rw_modes[o->rw.mode];
+	bool single = __builtin_popcount(m->ddirs) == 1, shaped = shape_wanted(j);
+	/* fio's lfsr never repeats a block within a pass, map or not. */
+	bool map = !o->norandommap || o->random_generator == RANDGEN_LFSR;
 
 	j->ddirs = m->ddirs;
 	j->ddir = (unsigned)__builtin_ctz(m->ddirs);
-	j->gen_kind = !m->random ? GEN_SEQ : j->o->norandommap ? GEN_RANDOM : GEN_PERM;
+	j->gen_kind = !m->random ? GEN_SEQ : map ? GEN_PERM : GEN_RANDOM;
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
-		j->bs[d] = (uint32_t)j->o->bs[d];
+		j->bs[d] = (uint32_t)opts_max_bs(o, d);
 	/* Streams 0..BENCH_DDIR_NR: the first file's and the mix's, as with
 	 * one file; other files take streams of their own after them. */
 	for (unsigned k = 0; k < j->nr_files; k++)
 		for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
 			gen_init(&j->files[k].gen[d], j->gen_kind, j->files[k].len / j->bs[d],
-			         job_seed(seed, j->number, k * (BENCH_DDIR_NR + 1) + d));
-	j->mix_rng = job_seed(seed, j->number, BENCH_DDIR_NR);
+			         plan_seed(seed, j->number, k * (BENCH_DDIR_NR + 1) + d));
+	j->mix_rng = plan_seed(seed, j->number, BENCH_DDIR_NR);
 	j->cur_file = 0;
 	j->file_ios_left =
-	    j->o->file_service.type == FILE_SERVICE_SEQUENTIAL ? UINT32_MAX : j->o->file_service.nr;
-	j->single = single && !j->o->fsync && j->nr_files == 1;
-	if (j->single) {
-		j->plan = j->gen_kind == GEN_SEQ    ? plan_seq
-		          : j->gen_kind == GEN_PERM ? plan_perm
-		                                    : plan_random;
-		for (unsigned i = 0; i < j->depth; i++) {
-			j->ios[i].ddir = (uint8_t)j->ddir;
-			j->ios[i].len = j->bs[j->ddir];
-		}
-	} else {
-		j->plan = plan_general;
+	    o->file_service.type == FILE_SERVICE_SEQUENTIAL ? UINT32_MAX : o->file_service.nr;
+	j->single = single && !o->fsync && j->nr_files == 1 && !shaped;
+	j->plan = shaped ? plan_shaped : j->single ? lean_planner(j) : plan_general;
+	for (unsigned i = 0; j->single && i < j->depth; i++) {
+		j->ios[i].ddir = (uint8_t)j->ddir;
+		j->ios[i].len = j->bs[j->ddir];
 	}
+	return shaped ? shape_setup(j, seed) : 0;
 }

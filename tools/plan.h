@@ -106,9 +106,18 @@ static inline uint64_t gen_random(struct offset_gen *g)
 	return gen_random_step(g);
 }
 
+/* fio's seeding: randseed stirred, then spread by the job's number; each
+ * generator of a job takes a stream of its own. */
+static inline uint64_t plan_seed(uint64_t seed, unsigned number, uint64_t stream)
+{
+	for (int i = 0; i < 4; i++)
+		seed *= 0x9e370001ULL;
+	return seed * number + stream;
+}
+
 struct job;
-struct io_unit;
-/* Picks the planner for a job's options and seeds its generators. */
-void plan_setup(struct job *j, uint64_t seed);
+/* Picks the planner for a job's options and seeds its generators: 0, or
+ * -ENOMEM (a shaped job's state). */
+int plan_setup(struct job *j, uint64_t seed);
 
 #endif

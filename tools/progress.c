@@ -32,7 +32,7 @@ static void fmt_eta(char *buf, size_t len, uint64_t s)
  * trim (random/sequential); z/Z for blkring's write zeroes. */
 static char rw_letter(const struct job_opts *o)
 {
-	const struct rw_mode *m = &rw_modes[o->rw];
+	const struct rw_mode *m = &rw_modes[o->rw.mode];
 	unsigned rw = (1U << DDIR_READ) | (1U << DDIR_WRITE);
 	char c;
 
@@ -100,7 +100,7 @@ static void run_string(char *buf, size_t len, const struct job *jobs, unsigned n
 static uint64_t job_total_bytes(const struct job *j)
 {
 	const struct job_opts *o = j->o;
-	unsigned ddirs = rw_modes[o->rw].ddirs;
+	unsigned ddirs = rw_modes[o->rw.mode].ddirs;
 
 	if (!o->verify || !o->do_verify || !(ddirs & (1U << DDIR_WRITE)))
 		return j->io_size;

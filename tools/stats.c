@@ -208,7 +208,7 @@ void lat_buckets(const struct job_stats *st, struct lat_buckets *out)
 
 bool report_dir_used(const struct report *r, unsigned ddir)
 {
-	return (rw_modes[r->def->o.rw].ddirs & (1U << ddir)) || r->st->dir[ddir].ios;
+	return (rw_modes[r->def->o.rw.mode].ddirs & (1U << ddir)) || r->st->dir[ddir].ios;
 }
 
 void report_cpu(const struct report *r, double *usr, double *sys)
@@ -230,7 +230,7 @@ uint64_t report_runtime_ns(const struct report *r, unsigned ddir)
 	if (ddir != DDIR_READ || !st->verify_ns)
 		return st->runtime_ns;
 	return st->verify_ns +
-	       ((rw_modes[r->def->o.rw].ddirs & (1U << DDIR_READ)) ? st->runtime_ns : 0);
+	       ((rw_modes[r->def->o.rw.mode].ddirs & (1U << DDIR_READ)) ? st->runtime_ns : 0);
 }
 
 /* fio's: whole microseconds, rounded up to milliseconds. */

@@ -1,70 +1,189 @@
 // SPDX-License-Identifier: MIT
 /*
- * verify=crc32c: block headers and checks, the engine wrapper that applies
- * them, and the verify phase.  CRC32C is Intel ISA-L's crc32_iscsi, which
- * picks the CPU's crc32 instruction where it has one.
+ * verify=: block headers and checks, the engine wrapper that applies them,
+ * and the verify phase.  The checksums are checksum.c's.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <isa-l/crc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "engine.h"
+#include "error.h"
 #include "job.h"
 #include "verify.h"
 
-#define CRC_SKIP_END (offsetof(struct verify_hdr, crc) + sizeof(uint32_t))
+#define SUM_OFF offsetof(struct verify_hdr, sum)
+#define NR_KINDS (sizeof(verify_kinds) / sizeof(verify_kinds[0]) - 1)
 
-_Static_assert(offsetof(struct verify_hdr, crc) == 4, "the crc follows the magic");
 _Static_assert(sizeof(struct verify_hdr) % 8 == 0, "data after the header is whole words");
+
+const char *const verify_kinds[] = {"0",      "md5",   "crc64", "crc32c", "crc32c-intel",
+                                    "crc32",  "crc16", "crc7",  "sha1",   "sha256",
+                                    "sha512", "xxhash", "meta", "pattern", NULL};
 
 struct verify {
 	struct bench_engine engine; /* the job's engine with submit and reap wrapped */
 	const struct bench_engine *inner;
+	struct verify_method method;
 	uint64_t generation; /* this run's; never 0 */
 	uint64_t rng;        /* seeds of the blocks' data */
 	bool check_reads;    /* the reads of this phase are checked */
 	bool verifying;      /* in the verify phase: generations are checked too */
 	uint64_t *written;   /* a bit per block written, for the verify phase */
 	uint64_t nr_blocks, next;
+	uint64_t failures;   /* verify_fatal=0: failures seen, the first in first_msg */
+	char first_msg[256];
 };
+
+/* ---- the method ---- */
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* 0x-prefixed hex (bytes in the order written) or a quoted string. */
+static int parse_pattern(struct verify_method *m, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (n >= 2 && (text[0] == '"' || text[0] == '\'') && text[n - 1] == text[0] && n - 2 > 0 &&
+	    n - 2 <= sizeof(m->pattern)) {
+		memcpy(m->pattern, text + 1, n - 2);
+		m->pattern_len = (unsigned)(n - 2);
+		return 0;
+	}
+	if (n > 2 && text[0] == '0' && (text[1] | 0x20) == 'x' && (n - 2) / 2 + 1 <= sizeof(m->pattern)) {
+		const char *p = text + 2;
+		size_t digits = n - 2, i = 0;
+
+		/* An odd count: the first byte has one digit, as 0xf means 0x0f. */
+		if (digits % 2) {
+			int d = hex_digit(*p++);
+
+			if (d < 0)
+				goto bad;
+			m->pattern[i++] = (uint8_t)d;
+		}
+		for (; *p; p += 2) {
+			int hi = hex_digit(p[0]), lo = hex_digit(p[1]);
+
+			if (hi < 0 || lo < 0)
+				goto bad;
+			m->pattern[i++] = (uint8_t)(hi << 4 | lo);
+		}
+		m->pattern_len = (unsigned)i;
+		return 0;
+	}
+bad:
+	return tool_error(-EINVAL,
+	                  "option 'verify_pattern': '%s' is not 0x-prefixed hex bytes or a quoted "
+	                  "string (at most %zu bytes)",
+	                  text, sizeof(m->pattern));
+}
+
+int verify_method_init(struct verify_method *m, const struct job_opts *o, uint32_t bs)
+{
+	const char *name = verify_kinds[o->verify];
+	uint32_t iv = o->verify_interval ? (uint32_t)o->verify_interval : bs;
+
+	memset(m, 0, sizeof(*m));
+	if (!bs)
+		return tool_error(-EINVAL, "verify needs a block size");
+	m->kind = o->verify;
+	m->sum = checksum_find(name);
+	m->header = strcmp(name, "pattern") != 0;
+	if (o->verify_pattern[0] && parse_pattern(m, o->verify_pattern))
+		return -EINVAL;
+	if (!m->header && !m->pattern_len)
+		return tool_error(-EINVAL, "verify=pattern needs verify_pattern");
+	if (o->verify_interval > bs || bs % iv || iv % 8 || (m->header && iv < sizeof(struct verify_hdr)))
+		return tool_error(-EINVAL,
+		                  "option 'verify_interval': %" PRIu64 " does not divide the block "
+		                  "size %u into parts of whole words that hold a %zu-byte header",
+		                  o->verify_interval, bs, sizeof(struct verify_hdr));
+	if (o->verify_offset && (o->verify_offset % 8 ||
+	                         o->verify_offset + sizeof(struct verify_hdr) > iv))
+		return tool_error(-EINVAL,
+		                  "option 'verify_offset': %" PRIu64 " leaves no room for the "
+		                  "%zu-byte header in %u bytes (or is not a multiple of 8)",
+		                  o->verify_offset, sizeof(struct verify_hdr), iv);
+	m->interval = iv;
+	m->hdr_offset = (uint32_t)o->verify_offset;
+	return 0;
+}
 
 /* ---- blocks ---- */
 
-/* ISA-L's crc32_iscsi neither inverts its seed nor its result: CRC32C does both. */
-uint32_t verify_block_crc(const void *block, uint32_t len)
+/* The header moves to hdr_offset and the data there to the start. */
+static void swap_header(const struct verify_method *m, uint8_t *part)
 {
-	const unsigned char *p = block;
-	uint32_t crc =
-	    crc32_iscsi((unsigned char *)p, (int)offsetof(struct verify_hdr, crc), 0xffffffffU);
+	uint8_t tmp[sizeof(struct verify_hdr)];
 
-	crc = crc32_iscsi((unsigned char *)p + CRC_SKIP_END, (int)(len - CRC_SKIP_END), crc);
-	return ~crc;
+	if (!m->hdr_offset)
+		return;
+	memcpy(tmp, part, sizeof(tmp));
+	memcpy(part, part + m->hdr_offset, sizeof(tmp));
+	memcpy(part + m->hdr_offset, tmp, sizeof(tmp));
 }
 
-void verify_fill(struct io_unit *io, uint64_t seed, uint64_t generation, unsigned thread)
+static void fill_data(const struct verify_method *m, uint8_t *p, size_t len, uint64_t seed)
 {
-	struct verify_hdr *h = io->buf;
-	uint64_t *data = (uint64_t *)(h + 1), s = seed;
-	size_t words = (io->len - sizeof(*h)) / 8;
+	if (m->pattern_len) {
+		for (size_t i = 0; i < len; i++)
+			p[i] = m->pattern[i % m->pattern_len];
+		return;
+	}
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t w = rng_next(&seed);
 
-	for (size_t i = 0; i < words; i++)
-		data[i] = rng_next(&s);
-	*h = (struct verify_hdr){
-	    .magic = VERIFY_MAGIC,
-	    .offset = io->offset,
-	    .seed = seed,
-	    .generation = generation,
-	    .len = io->len,
-	    .thread = thread,
-	};
-	h->crc = verify_block_crc(h, io->len);
+		memcpy(p + i, &w, 8);
+	}
 }
 
-static int mismatch(char *msg, size_t len, const struct io_unit *io, const char *what,
+static void sum_part(const struct verify_method *m, const uint8_t *part, uint32_t len,
+                     uint8_t *out)
+{
+	m->sum->sum(part, SUM_OFF, part + sizeof(struct verify_hdr),
+	            len - sizeof(struct verify_hdr), out);
+}
+
+void verify_fill(const struct verify_method *m, struct io_unit *io, uint64_t seed,
+                 uint64_t generation, unsigned thread)
+{
+	for (uint32_t at = 0; at < io->len; at += m->interval) {
+		uint8_t *part = (uint8_t *)io->buf + at;
+		struct verify_hdr *h = (struct verify_hdr *)part;
+		uint64_t s = seed + at;
+
+		if (!m->header) {
+			fill_data(m, part, m->interval, 0);
+			continue;
+		}
+		fill_data(m, part + sizeof(*h), m->interval - sizeof(*h), s);
+		*h = (struct verify_hdr){
+		    .magic = VERIFY_MAGIC,
+		    .kind = (uint16_t)m->kind,
+		    .sum_len = (uint16_t)(m->sum ? m->sum->len : 0),
+		    .offset = io->offset + at,
+		    .seed = s,
+		    .generation = generation,
+		    .len = m->interval,
+		    .thread = thread,
+		};
+		if (m->sum)
+			sum_part(m, part, m->interval, h->sum);
+		swap_header(m, part);
+	}
+}
+
+static int mismatch(char *msg, size_t len, uint64_t offset, uint32_t blen, const char *what,
                     uint64_t expected, uint64_t found, bool hex)
 {
 	snprintf(msg, len,
@@ -72,46 +191,140 @@ static int mismatch(char *msg, size_t len, const struct io_unit *io, const char 
 	               ", found 0x%08" PRIx64
 	             : "verify: %s at offset %" PRIu64 ", length %u: expected %" PRIu64
 	               ", found %" PRIu64,
-	         what, io->offset, io->len, expected, found);
+	         what, offset, blen, expected, found);
 	return -EILSEQ;
 }
 
-/* fio's order: the header's magic, length and offset, then the checksum. */
-int verify_check(const struct io_unit *io, uint64_t generation, char *msg, size_t len)
+/* Sums up to 8 bytes read as the number they are (the CRCs); digests as bytes. */
+static void sum_text(const uint8_t *sum, unsigned n, char *out)
 {
-	const struct verify_hdr *h = io->buf;
-	uint32_t crc;
+	uint64_t v = 0;
 
+	if (n <= 8) {
+		memcpy(&v, sum, n);
+		sprintf(out, "0x%0*" PRIx64, n < 4 ? 2 * (int)n : 8, v);
+		return;
+	}
+	out += sprintf(out, "0x");
+	for (unsigned i = 0; i < n; i++)
+		out += sprintf(out, "%02x", sum[i]);
+}
+
+static int sum_mismatch(char *msg, size_t len, const struct verify_method *m, uint64_t offset,
+                        uint32_t blen, const uint8_t *expected, const uint8_t *found)
+{
+	char e[2 * CHECKSUM_MAX + 3], f[2 * CHECKSUM_MAX + 3];
+
+	sum_text(expected, m->sum->len, e);
+	sum_text(found, m->sum->len, f);
+	snprintf(msg, len, "verify: %s mismatch at offset %" PRIu64 ", length %u: expected %s, found %s",
+	         m->sum->name, offset, blen, e, f);
+	return -EILSEQ;
+}
+
+static int check_pattern(const struct verify_method *m, const uint8_t *p, uint32_t len,
+                         uint64_t offset, char *msg, size_t mlen)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (p[i] != m->pattern[i % m->pattern_len])
+			return mismatch(msg, mlen, offset + i, len, "pattern mismatch",
+			                m->pattern[i % m->pattern_len], p[i], true);
+	return 0;
+}
+
+/* fio's order: the header's magic, length and offset, then the checksum. */
+static int check_part(const struct verify_method *m, uint8_t *part, uint64_t offset,
+                      uint64_t generation, char *msg, size_t len)
+{
+	const struct verify_hdr *h = (const struct verify_hdr *)part;
+	uint8_t sum[CHECKSUM_MAX];
+
+	if (!m->header)
+		return check_pattern(m, part, m->interval, offset, msg, len);
+	swap_header(m, part);
 	if (h->magic != VERIFY_MAGIC)
-		return mismatch(msg, len, io, "bad header magic", VERIFY_MAGIC, h->magic, true);
-	if (h->len != io->len)
-		return mismatch(msg, len, io, "bad header length", io->len, h->len, false);
-	if (h->offset != io->offset)
-		return mismatch(msg, len, io, "bad header offset", io->offset, h->offset, false);
-	crc = verify_block_crc(h, io->len);
-	if (crc != h->crc)
-		return mismatch(msg, len, io, "crc32c mismatch", h->crc, crc, true);
+		return mismatch(msg, len, offset, m->interval, "bad header magic", VERIFY_MAGIC,
+		                h->magic, true);
+	if (h->len != m->interval)
+		return mismatch(msg, len, offset, m->interval, "bad header length", m->interval,
+		                h->len, false);
+	if (h->offset != offset)
+		return mismatch(msg, len, offset, m->interval, "bad header offset", offset,
+		                h->offset, false);
+	if (h->kind != m->kind) {
+		snprintf(msg, len,
+		         "verify: block written with verify=%s at offset %" PRIu64
+		         ", length %u: expected verify=%s",
+		         h->kind < NR_KINDS ? verify_kinds[h->kind] : "?", offset, m->interval,
+		         verify_kinds[m->kind]);
+		return -EILSEQ;
+	}
+	if (m->sum) {
+		sum_part(m, part, m->interval, sum);
+		if (memcmp(sum, h->sum, m->sum->len))
+			return sum_mismatch(msg, len, m, offset, m->interval, h->sum, sum);
+	}
 	if (generation && h->generation != generation)
-		return mismatch(msg, len, io, "block from another run (generation)", generation,
-		                h->generation, true);
+		return mismatch(msg, len, offset, m->interval, "block from another run (generation)",
+		                generation, h->generation, true);
+	return 0;
+}
+
+int verify_check(const struct verify_method *m, struct io_unit *io, uint64_t generation,
+                 char *msg, size_t len)
+{
+	for (uint32_t at = 0; at < io->len; at += m->interval) {
+		int ret = check_part(m, (uint8_t *)io->buf + at, io->offset + at, generation, msg, len);
+
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
 /* ---- the engine wrapper ---- */
 
-/* A verify error stops the job unless continue_on_error takes verify. */
-static void verify_error(struct job *j, const char *msg)
+static void verify_fail(struct job *j, const char *msg, uint64_t more)
 {
 	char what[BENCH_PATH_MAX + 512];
+
+	snprintf(what, sizeof(what), "%s on %s", msg, j->files[0].name);
+	if (more)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what),
+		         " (and %" PRIu64 " more blocks)", more);
+	job_fail(j, EILSEQ, what);
+}
+
+/*
+ * continue_on_error=verify counts each failure and goes on; verify_fatal
+ * stops the job at the first; otherwise, as fio, the job checks everything
+ * and then fails with the first failure (verify_done()).
+ */
+static void verify_error(struct job *j, const char *msg)
+{
+	struct verify *v = j->verify;
 
 	j->st->total_err++;
 	if (!j->st->first_error)
 		j->st->first_error = EILSEQ;
-	snprintf(what, sizeof(what), "%s on %s", msg, j->files[0].name);
-	if (j->o->continue_on_error & COE_VERIFY)
-		fprintf(stderr, "blkring: job '%s': %s\n", j->o->name, what);
-	else
-		job_fail(j, EILSEQ, what);
+	if (j->o->continue_on_error & COE_VERIFY) {
+		fprintf(stderr, "blkring: job '%s': %s on %s\n", j->o->name, msg, j->files[0].name);
+		return;
+	}
+	if (j->o->verify_fatal) {
+		verify_fail(j, msg, 0);
+		return;
+	}
+	if (!v->failures++)
+		snprintf(v->first_msg, sizeof(v->first_msg), "%s", msg);
+}
+
+static void verify_done(struct job *j)
+{
+	struct verify *v = j->verify;
+
+	if (v->failures)
+		verify_fail(j, v->first_msg, v->failures - 1);
 }
 
 static void verify_ended_one(struct job *j, struct io_unit *io)
@@ -126,7 +339,8 @@ static void verify_ended_one(struct job *j, struct io_unit *io)
 
 		v->written[b / 64] |= 1ULL << (b % 64);
 	} else if (io->ddir == DDIR_READ && v->check_reads &&
-	           verify_check(io, v->verifying ? v->generation : 0, msg, sizeof(msg))) {
+	           verify_check(&v->method, io, v->verifying ? v->generation : 0, msg,
+	                        sizeof(msg))) {
 		verify_error(j, msg);
 	}
 }
@@ -147,7 +361,8 @@ static int verify_submit(struct job *j, struct io_unit **ios, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		ios[i]->failed = false;
 		if (ios[i]->ddir == DDIR_WRITE)
-			verify_fill(ios[i], rng_next(&v->rng), v->generation, j->number);
+			verify_fill(&v->method, ios[i], rng_next(&v->rng), v->generation,
+			            j->number);
 	}
 	ret = v->inner->submit(j, ios, n);
 	/* A sync engine's units are done and idle again when submit returns. */
@@ -182,6 +397,10 @@ int verify_setup(struct job *j)
 
 	if (!v)
 		return -ENOMEM;
+	if (verify_method_init(&v->method, j->o, j->bs[writes ? DDIR_WRITE : DDIR_READ])) {
+		free(v);
+		return -EINVAL;
+	}
 	v->inner = j->engine;
 	v->engine = *j->engine;
 	v->engine.submit = verify_submit;
@@ -190,13 +409,16 @@ int verify_setup(struct job *j)
 	v->rng = v->generation;
 	/* fio checks the reads of jobs that do not write. */
 	v->check_reads = !writes;
-	if (writes && j->o->do_verify) {
+	if (writes && (j->o->do_verify || j->o->verify_only)) {
 		v->nr_blocks = j->files[0].len / j->bs[DDIR_WRITE];
 		v->written = calloc((v->nr_blocks + 63) / 64, sizeof(uint64_t));
 		if (!v->written) {
 			free(v);
 			return -ENOMEM;
 		}
+		/* verify_only: every block the job covers, as a full write left them. */
+		if (j->o->verify_only)
+			memset(v->written, 0xff, (v->nr_blocks + 63) / 64 * sizeof(uint64_t));
 	}
 	j->verify = v;
 	j->engine = &v->engine;
@@ -218,8 +440,10 @@ static uint64_t next_written(const struct verify *v, uint64_t b)
 	while (b < v->nr_blocks) {
 		uint64_t word = v->written[b / 64] >> (b % 64);
 
-		if (word)
-			return b + (uint64_t)__builtin_ctzll(word);
+		if (word) {
+			b += (uint64_t)__builtin_ctzll(word);
+			return b < v->nr_blocks ? b : v->nr_blocks;
+		}
 		b = (b / 64 + 1) * 64;
 	}
 	return v->nr_blocks;
@@ -252,11 +476,13 @@ void verify_phase(struct job *j)
 {
 	struct verify *v = j->verify;
 
-	if (!v->written || j->st->error || atomic_load_explicit(j->stop, memory_order_relaxed))
-		return;
-	v->check_reads = true;
-	v->verifying = true;
-	/* Its reads are accounted at the size of the blocks written. */
-	j->bs[DDIR_READ] = j->bs[DDIR_WRITE];
-	j->st->verify_ns = job_run_phase(j, plan_verify, 1U << DDIR_READ);
+	if (v->written && !j->st->error && !atomic_load_explicit(j->stop, memory_order_relaxed)) {
+		v->check_reads = true;
+		/* An earlier run's blocks: another generation. */
+		v->verifying = !j->o->verify_only;
+		/* Its reads are accounted at the size of the blocks written. */
+		j->bs[DDIR_READ] = j->bs[DDIR_WRITE];
+		j->st->verify_ns = job_run_phase(j, plan_verify, 1U << DDIR_READ);
+	}
+	verify_done(j);
 }
