@@ -189,6 +189,7 @@ assert at == 1 << 20, at
 # as many draws): the top 1, 10, 100 and 1000 blocks' shares within 1.5
 # points, and as many blocks hit within 5%.
 for dist in "zipf 1.2" "zipf 0.8" "pareto 0.3" "normal 10"; do
+	# shellcheck disable=SC2086
 	set -- $dist
 	name=genzipf_$1_$2
 	if ! command -v fio-genzipf >/dev/null; then

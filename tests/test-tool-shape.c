@@ -92,7 +92,8 @@ static void test_distributions(void)
 	CHECK(d->zones[DDIR_READ].at[60].start == 10 && d->zones[DDIR_READ].at[89].end == 30);
 	CHECK(d->zones[DDIR_READ].at[97].end == 60 && d->zones[DDIR_READ].at[99].end == 100);
 	set("random_distribution", "zoned_abs:50/1M:50/1M,100/4M");
-	CHECK(d->zones[DDIR_READ].at[49].end == 1 << 20 && d->zones[DDIR_READ].at[99].end == 2 << 20);
+	CHECK(d->zones[DDIR_READ].at[49].end == 1 << 20 &&
+	      d->zones[DDIR_READ].at[99].end == 2 << 20);
 	CHECK(d->zones[DDIR_WRITE].at[99].end == 4 << 20);
 	set("percentage_random", "50,20");
 	CHECK(o.percentage_random[DDIR_READ] == 50 && o.percentage_random[DDIR_ZERO] == 20);
@@ -168,9 +169,8 @@ static void test_sizes_fit(void)
 
 static void test_strided(void)
 {
-	static const char *const opts[] = {"rw",       "randread", "zonemode", "strided",
-	                                   "zonesize", "4k",       "zonerange", "16k",
-	                                   NULL};
+	static const char *const opts[] = {"rw", "randread",  "zonemode", "strided", "zonesize",
+	                                   "4k", "zonerange", "16k",      NULL};
 	struct job *j = planned(1 << 20, opts);
 	struct io_unit *ios[1];
 

@@ -216,8 +216,7 @@ static int layout_allocate(int fd, uint64_t start, uint64_t end)
  * reads.  Returns 1 when it laid the file out (*need bytes), 0 when it
  * needed nothing.
  */
-static int file_layout(const struct job *j, const struct job_file *f, uint64_t *need,
-                       bool readonly)
+static int file_layout(const struct job *j, const struct job_file *f, uint64_t *need, bool readonly)
 {
 	bool reads = rw_modes[j->o->rw.mode].ddirs & (1U << DDIR_READ);
 	bool fill = j->o->fill_device && !*need;
@@ -333,8 +332,7 @@ static int not_in_blocks(const struct job *j, const struct job_file *f, const ch
                          const char *what, uint64_t v, uint64_t lbs)
 {
 	return def_error(j->def, opt,
-	                 "%s%" PRIu64 " is not a multiple of %s's logical block size (%" PRIu64
-	                 ")",
+	                 "%s%" PRIu64 " is not a multiple of %s's logical block size (%" PRIu64 ")",
 	                 what, v, f->name, lbs);
 }
 
@@ -356,10 +354,9 @@ static int file_blocks_fit(const struct job *j, const struct job_file *f, uint64
 				                     split->e[i].bs, lbs);
 		if (!split->nr && o->bsrange[k].min &&
 		    (o->bsrange[k].min % lbs || o->bsrange[k].max % lbs))
-			return not_in_blocks(j, f, "bsrange", "bsrange: a size of ",
-			                     o->bsrange[k].min % lbs ? o->bsrange[k].min
-			                                             : o->bsrange[k].max,
-			                     lbs);
+			return not_in_blocks(
+			    j, f, "bsrange", "bsrange: a size of ",
+			    o->bsrange[k].min % lbs ? o->bsrange[k].min : o->bsrange[k].max, lbs);
 		if (!split->nr && !o->bsrange[k].min && o->bs[k] % lbs)
 			return not_in_blocks(j, f, "bs", "bs=", o->bs[k], lbs);
 	}
@@ -433,8 +430,8 @@ static int file_region(const struct job *j, struct job_file *f, const struct blk
 	uint64_t lbs = info->logical_block_size, off, len, unit = job_unit(o, false);
 	uint64_t wanted = file_size_wanted(j);
 	char off_text[128], len_text[96];
-	int ret = file_blocks_fit(j, f, lbs) ?:
-	          region_start(j, f, info->size, lbs, &off, off_text, sizeof(off_text));
+	int ret = file_blocks_fit(j, f, lbs)
+	              ?: region_start(j, f, info->size, lbs, &off, off_text, sizeof(off_text));
 
 	if (ret)
 		return ret;
@@ -475,17 +472,18 @@ static int file_verify_shape(const struct job *j)
 		return 0;
 	for (unsigned k = DDIR_READ; k <= DDIR_WRITE; k++)
 		if ((m->ddirs & (1U << k)) && opts_min_bs(o, k) != opts_max_bs(o, k))
-			return def_error(j->def, "verify",
-			                 "verify needs one block size per direction, and bsrange or "
-			                 "bssplit gives %s several",
-			                 ddir_names[k]);
+			return def_error(
+			    j->def, "verify",
+			    "verify needs one block size per direction, and bsrange or "
+			    "bssplit gives %s several",
+			    ddir_names[k]);
 	if (opts_strided(o))
 		return def_error(j->def, "verify",
 		                 "verify checks the job's region, which zonemode=strided leaves");
 	if (!m->random && o->rw.nr % o->bs[m->ddirs & (1U << DDIR_WRITE) ? DDIR_WRITE : DDIR_READ])
 		return def_error(j->def, "verify",
-		                 "verify with rw=%s:%" PRIu64 " needs holes of whole blocks", m->name,
-		                 o->rw.nr);
+		                 "verify with rw=%s:%" PRIu64 " needs holes of whole blocks",
+		                 m->name, o->rw.nr);
 	return 0;
 }
 

@@ -101,20 +101,20 @@ struct job {
 	int gen_kind;
 	unsigned cur_file, file_ios_left; /* file_service_type: the file in use, I/Os left on it */
 	uint32_t bs[BENCH_DDIR_NR];
-	bool single;       /* one direction, fixed units: the lean planners */
+	bool single;         /* one direction, fixed units: the lean planners */
 	struct shape *shape; /* fio's workload shapes (shape.h); NULL without them */
 	/* Every unit accounted by job_complete(): latency logs, shaped jobs. */
 	bool account_each;
 	/* Bytes the I/Os fell short of bs[d] each, bs[d] being the direction's
 	 * largest: short transfers, and smaller blocks of a shaped job. */
 	uint64_t short_missing[BENCH_DDIR_NR];
-	uint64_t ios_left;                     /* budget of one-direction planners */
-	uint64_t number_left;                  /* number_ios: reads and writes left */
-	uint64_t io_bytes_left;                /* io_size: bytes left to plan */
-	uint64_t rate_period_ns;               /* rate, rate_iops: an I/O's share of a second */
-	uint64_t next_issue_ns;                /* with a rate: when the next I/O is due */
-	unsigned think_left;                   /* thinktime: I/Os until the next pause */
-	bool paced;                            /* a rate or a thinktime: the loop's slow path */
+	uint64_t ios_left;       /* budget of one-direction planners */
+	uint64_t number_left;    /* number_ios: reads and writes left */
+	uint64_t io_bytes_left;  /* io_size: bytes left to plan */
+	uint64_t rate_period_ns; /* rate, rate_iops: an I/O's share of a second */
+	uint64_t next_issue_ns;  /* with a rate: when the next I/O is due */
+	unsigned think_left;     /* thinktime: I/Os until the next pause */
+	bool paced;              /* a rate or a thinktime: the loop's slow path */
 	uint64_t mix_rng;
 	unsigned writes_since_sync;
 	bool sync_due;

@@ -423,9 +423,10 @@ static int check_rate(const struct job_def *d)
 
 	for (unsigned k = 0; k < BENCH_DDIR_NR; k++)
 		if (o->rate[k] && opts_min_bs(o, k) != opts_max_bs(o, k))
-			return def_error(d, "rate",
-			                 "rate= with block sizes that vary (bsrange, bssplit): blkring "
-			                 "paces I/Os, so give rate_iops=");
+			return def_error(
+			    d, "rate",
+			    "rate= with block sizes that vary (bsrange, bssplit): blkring "
+			    "paces I/Os, so give rate_iops=");
 	return 0;
 }
 

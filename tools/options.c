@@ -191,8 +191,8 @@ static int ddir_list(const struct bench_opt *opt, const char *val, void *out, si
 		size_t len = strcspn(p, ",");
 
 		if (d == FIO_DDIR_NR)
-			return tool_error(-EINVAL, "'%s' has more than %u %s (read,write,trim)", val,
-			                  FIO_DDIR_NR, what);
+			return tool_error(-EINVAL, "'%s' has more than %u %s (read,write,trim)",
+			                  val, FIO_DDIR_NR, what);
 		if (len >= sizeof(part))
 			return tool_error(-EINVAL, "an entry is longer than %zu characters",
 			                  sizeof(part) - 1);
@@ -334,8 +334,7 @@ bad:
 
 /* The sizes with a share, in fio's order: shares ascending (stable, as
  * glibc's qsort sorts them); shares of nothing are never drawn. */
-static void bssplit_store(struct bs_split *s, const uint64_t *bs, const unsigned *pct,
-                          unsigned nr)
+static void bssplit_store(struct bs_split *s, const uint64_t *bs, const unsigned *pct, unsigned nr)
 {
 	s->nr = 0;
 	for (unsigned i = 0; i < nr; i++) {
@@ -368,8 +367,8 @@ static int bssplit_entry(const struct bench_opt *opt, const char *part, void *el
 		p += len;
 	} while (*p++ == ':');
 	if (share_rest(pct, nr, &sum))
-		return tool_error(-EINVAL, "'%s': the shares add up to %u%%, more than 100%%",
-		                  part, sum);
+		return tool_error(-EINVAL, "'%s': the shares add up to %u%%, more than 100%%", part,
+		                  sum);
 	bssplit_store(elem, bs, pct, nr);
 	return 0;
 }
@@ -716,8 +715,8 @@ static int parse_double(const char *text, double *out)
 
 /* One zone of a zoned distribution, ACCESS[/SIZE], len bytes at p: the
  * size in percent (none: a share of the rest) or, absolute, in bytes. */
-static int zone_entry(const char *p, size_t len, bool absolute, unsigned *access,
-                      uint64_t *size, unsigned *pct)
+static int zone_entry(const char *p, size_t len, bool absolute, unsigned *access, uint64_t *size,
+                      unsigned *pct)
 {
 	size_t a_len = strcspn(p, "/:");
 	const char *s = p + a_len + 1;
@@ -769,9 +768,8 @@ static int zones_entry(const char *part, bool absolute, struct zone_table *t)
 			return tool_error(-EINVAL, "'%s' has more than %u zones", part,
 			                  BENCH_MAX_ZONES);
 		if (zone_entry(p, len, absolute, &access[nr], &size[nr], &pct[nr]))
-			return tool_error(-EINVAL,
-			                  "'%.*s' is not a zone (ACCESS%%/%s, e.g. %s)", (int)len, p,
-			                  absolute ? "SIZE" : "SIZE%",
+			return tool_error(-EINVAL, "'%.*s' is not a zone (ACCESS%%/%s, e.g. %s)",
+			                  (int)len, p, absolute ? "SIZE" : "SIZE%",
 			                  absolute ? "60/20G:40/100G" : "60/10:30/20:10/70");
 		sum += access[nr++];
 		p += len;
@@ -814,8 +812,8 @@ static int dist_value(const char *val, const char *text, struct rand_dist *d)
 	memcpy(num, text, len);
 	num[len] = '\0';
 	if ((len && parse_double(num, &d->value)) ||
-	    (text[len] && (parse_double(text + len + 1, &d->center) || d->center < 0 ||
-	                   d->center > 1)))
+	    (text[len] &&
+	     (parse_double(text + len + 1, &d->center) || d->center < 0 || d->center > 1)))
 		return tool_error(-EINVAL,
 		                  "'%s' is not KIND:VALUE[:CENTER] (the center from 0 to 1)", val);
 	if (d->kind == DIST_ZIPF && d->value == 1.0)
@@ -832,8 +830,8 @@ static int dist_value(const char *val, const char *text, struct rand_dist *d)
  * as bssplit's). */
 static int opt_random_dist(const struct bench_opt *opt, const char *val, void *field)
 {
-	static const char *const kinds[] = {"random", "zipf", "pareto", "normal", "zoned",
-	                                    "zoned_abs"};
+	static const char *const kinds[] = {"random", "zipf",  "pareto",
+	                                    "normal", "zoned", "zoned_abs"};
 	struct rand_dist d = {.kind = 0};
 	size_t len = strcspn(val, ":");
 	unsigned k;
@@ -850,8 +848,8 @@ static int opt_random_dist(const struct bench_opt *opt, const char *val, void *f
 	d.center = -1;
 	if (k == DIST_ZONED || k == DIST_ZONED_ABS) {
 		if (!val[len])
-			return tool_error(-EINVAL, "'%s' needs its zones (e.g. %s:60/10:40/90)", val,
-			                  val);
+			return tool_error(-EINVAL, "'%s' needs its zones (e.g. %s:60/10:40/90)",
+			                  val, val);
 		if (ddir_list(opt, val + len + 1, d.zones, sizeof(d.zones[0]), "zone lists",
 		              k == DIST_ZONED ? zoned_entry : zoned_abs_entry))
 			return -EINVAL;

@@ -49,9 +49,9 @@ struct rw_opt {
 	 * modes: bytes skipped after each I/O. */
 	uint64_t nr;
 };
-enum { RW_SEQ_SEQUENTIAL, RW_SEQ_IDENTICAL };                   /* rw_sequencer= */
+enum { RW_SEQ_SEQUENTIAL, RW_SEQ_IDENTICAL };                    /* rw_sequencer= */
 enum { RANDGEN_TAUSWORTHE, RANDGEN_LFSR, RANDGEN_TAUSWORTHE64 }; /* random_generator= */
-enum { ZONEMODE_NONE, ZONEMODE_STRIDED };                       /* zonemode= */
+enum { ZONEMODE_NONE, ZONEMODE_STRIDED };                        /* zonemode= */
 
 #define BENCH_MAX_BSSPLIT 64 /* fio's BSSPLIT_MAX */
 /* bssplit for one direction: its block sizes and their shares, in fio's

@@ -45,8 +45,9 @@ void output_header(FILE *f, const struct bench_cfg *cfg, unsigned nr_jobs)
 		fprintf(f,
 		        "%s: (g=%u): rw=%s, bs=(R) %sB-%sB, (W) %sB-%sB, (T) %sB-%sB, "
 		        "ioengine=%s, iodepth=%u\n",
-		        o->name, cfg->defs[i].groupid, rw_modes[o->rw.mode].name, bs[0][0], bs[0][1],
-		        bs[1][0], bs[1][1], bs[2][0], bs[2][1], o->ioengine->name, o->iodepth);
+		        o->name, cfg->defs[i].groupid, rw_modes[o->rw.mode].name, bs[0][0],
+		        bs[0][1], bs[1][0], bs[1][1], bs[2][0], bs[2][1], o->ioengine->name,
+		        o->iodepth);
 		if (o->numjobs > 1)
 			fprintf(f, "...\n");
 	}

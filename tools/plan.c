@@ -122,8 +122,7 @@ static inline __attribute__((always_inline)) void next_file(struct job *j, bool 
 /* The file of the next I/O of bs bytes, or NULL when every file's region
  * is done.  Inlined in both general planners, which a call per I/O would
  * slow. */
-static inline __attribute__((always_inline)) struct job_file *pick_file(struct job *j,
-                                                                        uint64_t bs)
+static inline __attribute__((always_inline)) struct job_file *pick_file(struct job *j, uint64_t bs)
 {
 	for (unsigned tried = 0; tried <= j->nr_files; tried++) {
 		struct job_file *f;
@@ -218,7 +217,8 @@ static bool plan_shaped_one(struct job *j, struct io_unit *io)
 		if (!f)
 			return false;
 		if (shape_next(j, f, d, io,
-		               f->bytes_left < j->io_bytes_left ? f->bytes_left : j->io_bytes_left)) {
+		               f->bytes_left < j->io_bytes_left ? f->bytes_left
+		                                                : j->io_bytes_left)) {
 			plan_charge(j, f, io, d, io->len);
 			plan_count_write(j, d);
 			return true;
@@ -250,7 +250,9 @@ DEFINE_GENERAL_PLANNER(plan_shaped, plan_shaped_one)
 /* The lean planner of a one-direction job with one file and no fsync. */
 static plan_fn lean_planner(const struct job *j)
 {
-	return j->gen_kind == GEN_SEQ ? plan_seq : j->gen_kind == GEN_PERM ? plan_perm : plan_random;
+	return j->gen_kind == GEN_SEQ    ? plan_seq
+	       : j->gen_kind == GEN_PERM ? plan_perm
+	                                 : plan_random;
 }
 
 int plan_setup(struct job *j, uint64_t seed)

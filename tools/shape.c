@@ -13,7 +13,7 @@
 #include "plan.h"
 #include "shape.h"
 
-#define NO_START UINT64_MAX /* fio's last_start before a file's first I/O */
+#define NO_START UINT64_MAX                   /* fio's last_start before a file's first I/O */
 #define GOLDEN_RATIO_64 0x61C8864680B583EBULL /* fio's __hash_u64() */
 #define ZIPF_MAX_GEN 10000000ULL              /* fio's cap on zeta's terms */
 #define GAUSS_ITERS 12                        /* fio's draws per normal value */
@@ -140,18 +140,18 @@ static uint64_t normal_next(struct dist_gen *g)
  * so that neighbouring values land apart, then shifted. */
 static uint64_t dist_next(struct dist_gen *g, unsigned kind)
 {
-	uint64_t v = kind == DIST_ZIPF     ? zipf_next(g)
-	             : kind == DIST_PARETO ? (uint64_t)((double)(g->nr - 1) *
-	                                                pow(unit_rand(&g->rng), g->power))
-	                                   : normal_next(g);
+	uint64_t v = kind == DIST_ZIPF ? zipf_next(g)
+	             : kind == DIST_PARETO
+	                 ? (uint64_t)((double)(g->nr - 1) * pow(unit_rand(&g->rng), g->power))
+	                 : normal_next(g);
 
 	return (v * GOLDEN_RATIO_64 + g->off) % g->nr;
 }
 
 /* fio's zoned distributions: a zone by its share of the accesses, then a
  * uniform block in it (fio draws these without its random map). */
-static uint64_t zoned_next(struct shape *s, const struct zone_table *t, bool absolute,
-                           uint64_t nr, uint64_t bs)
+static uint64_t zoned_next(struct shape *s, const struct zone_table *t, bool absolute, uint64_t nr,
+                           uint64_t bs)
 {
 	const struct zone_span *z;
 	uint64_t first, n;
@@ -238,8 +238,7 @@ static bool seq_pos(const struct shape *s, const struct job_file *f, const struc
 /* Whether a random job's I/O takes a random offset (percentage_random). */
 static bool rand_turn(struct shape *s, const struct job_opts *o, unsigned d)
 {
-	return o->percentage_random[d] == 100 ||
-	       rng_below(&s->rng, 100) < o->percentage_random[d];
+	return o->percentage_random[d] == 100 || rng_below(&s->rng, 100) < o->percentage_random[d];
 }
 
 /*
@@ -394,9 +393,10 @@ static void shape_gens(struct job *j, uint64_t seed)
 				zetan = zipf_zetan(rd->value, nr);
 				zeta_nr = nr;
 			}
-			dist_init(&s->files[k].dist[d], rd, nr,
-			          plan_seed(seed, j->number, SHAPE_STREAM + 1 + k * BENCH_DDIR_NR + d),
-			          zetan);
+			dist_init(
+			    &s->files[k].dist[d], rd, nr,
+			    plan_seed(seed, j->number, SHAPE_STREAM + 1 + k * BENCH_DDIR_NR + d),
+			    zetan);
 		}
 	}
 }

@@ -35,7 +35,6 @@ uint64_t shape_min_bs(const struct job *j, unsigned d);
  * offset and length, or returns false when the file's offsets ran out for
  * this pass (a time_based job, or one with io_size, starts a new pass).
  */
-bool shape_next(struct job *j, struct job_file *f, unsigned d, struct io_unit *io,
-                uint64_t most);
+bool shape_next(struct job *j, struct job_file *f, unsigned d, struct io_unit *io, uint64_t most);
 
 #endif
