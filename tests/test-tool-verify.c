@@ -33,17 +33,24 @@ static unsigned kind_of(const char *name)
 	TEST_FAIL("no verify kind %s", name);
 }
 
-/* The method for verify=name (and the other options as given). */
-static struct verify_method method(const char *name, uint64_t interval, uint64_t offset,
-                                   const char *pattern, uint32_t bs)
+/* Options for verify=name and the others as given. */
+static struct job_opts opts(const char *name, uint64_t interval, uint64_t offset,
+                            const char *pattern)
 {
-	struct job_opts o = {.verify = kind_of(name),
-	                     .verify_interval = interval,
-	                     .verify_offset = offset};
-	struct verify_method m;
+	struct job_opts o = {
+	    .verify = kind_of(name), .verify_interval = interval, .verify_offset = offset};
 
 	if (pattern)
 		snprintf(o.verify_pattern, sizeof(o.verify_pattern), "%s", pattern);
+	return o;
+}
+
+static struct verify_method method(const char *name, uint64_t interval, uint64_t offset,
+                                   const char *pattern, uint32_t bs)
+{
+	struct job_opts o = opts(name, interval, offset, pattern);
+	struct verify_method m;
+
 	if (verify_method_init(&m, &o, bs))
 		TEST_FAIL("verify=%s: %s", name, tool_last_error());
 	return m;
@@ -79,7 +86,8 @@ static void test_every_kind(void)
 		bool pattern = !strcmp(name, "pattern"), meta = !strcmp(name, "meta");
 
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-			struct verify_method m = method(name, 0, 0, pattern ? "0xa5c3" : NULL, sizes[i]);
+			struct verify_method m =
+			    method(name, 0, 0, pattern ? "0xa5c3" : NULL, sizes[i]);
 			unsigned char *b = block(sizes[i]);
 			struct io_unit io = unit(b, sizes[i], 3 * (uint64_t)sizes[i]);
 			char msg[256] = "", want[64];
@@ -93,7 +101,8 @@ static void test_every_kind(void)
 				expect_part(&m, &io, "bad header offset");
 			} else {
 				b[sizes[i] - 3] ^= 0x10;
-				snprintf(want, sizeof(want), "%s mismatch", m.sum ? name : "pattern");
+				snprintf(want, sizeof(want), "%s mismatch",
+				         m.sum ? name : "pattern");
 				expect_part(&m, &io, m.sum ? m.sum->name : want);
 			}
 			free(b);
@@ -245,13 +254,9 @@ static void test_pattern(void)
 static void bad(const char *name, uint64_t interval, uint64_t offset, const char *pattern,
                 const char *part)
 {
-	struct job_opts o = {.verify = kind_of(name),
-	                     .verify_interval = interval,
-	                     .verify_offset = offset};
+	struct job_opts o = opts(name, interval, offset, pattern);
 	struct verify_method m;
 
-	if (pattern)
-		snprintf(o.verify_pattern, sizeof(o.verify_pattern), "%s", pattern);
 	CHECK_EQ(verify_method_init(&m, &o, 4096), -EINVAL);
 	if (!strstr(tool_last_error(), part))
 		TEST_FAIL("message '%s' lacks '%s'", tool_last_error(), part);

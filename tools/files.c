@@ -509,9 +509,9 @@ static int file_ops_fit(const struct job *j, const struct job_file *f,
 		                 rw_modes[o->rw.mode].name, o->bs[DDIR_READ], o->bs[DDIR_WRITE]);
 	if (o->verify && j->nr_files > 1)
 		return def_error(j->def, "verify", "verify works on one file, not %u", j->nr_files);
-	if (o->verify && verify_method_init(&(struct verify_method){0}, o,
-	                                    (uint32_t)o->bs[ddirs & (1U << DDIR_WRITE) ? DDIR_WRITE
-	                                                                               : DDIR_READ]))
+	if (o->verify && verify_method_init(
+	                     &(struct verify_method){0}, o,
+	                     (uint32_t)o->bs[ddirs & (1U << DDIR_WRITE) ? DDIR_WRITE : DDIR_READ]))
 		return def_error(j->def, "verify", "%s", tool_last_error());
 	if ((ddirs & ~(1U << DDIR_READ)) && info->read_only)
 		return def_error(j->def, "rw", "rw=%s: %s is read-only", rw_modes[o->rw.mode].name,

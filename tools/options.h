@@ -87,7 +87,7 @@ struct rand_dist {
 };
 
 enum { TASKRUN_NORMAL, TASKRUN_DEFER }; /* taskrun=: when task work runs */
-enum { VERIFY_NONE }; /* verify: else an index into verify_kinds[] (verify.c) */
+enum { VERIFY_NONE };                   /* verify: else an index into verify_kinds[] (verify.c) */
 #define VERIFY_PATTERN_TEXT_MAX 256
 /* --output-format's formats: any of them, printed terse, JSON, normal, as fio does. */
 #define FORMAT_NORMAL (1U << 0)

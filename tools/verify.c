@@ -20,9 +20,9 @@
 
 _Static_assert(sizeof(struct verify_hdr) % 8 == 0, "data after the header is whole words");
 
-const char *const verify_kinds[] = {"0",      "md5",   "crc64", "crc32c", "crc32c-intel",
-                                    "crc32",  "crc16", "crc7",  "sha1",   "sha256",
-                                    "sha512", "xxhash", "meta", "pattern", NULL};
+const char *const verify_kinds[] = {"0",      "md5",    "crc64", "crc32c",  "crc32c-intel",
+                                    "crc32",  "crc16",  "crc7",  "sha1",    "sha256",
+                                    "sha512", "xxhash", "meta",  "pattern", NULL};
 
 struct verify {
 	struct bench_engine engine; /* the job's engine with submit and reap wrapped */
@@ -34,7 +34,7 @@ struct verify {
 	bool verifying;      /* in the verify phase: generations are checked too */
 	uint64_t *written;   /* a bit per block written, for the verify phase */
 	uint64_t nr_blocks, next;
-	uint64_t failures;   /* verify_fatal=0: failures seen, the first in first_msg */
+	uint64_t failures; /* verify_fatal=0: failures seen, the first in first_msg */
 	char first_msg[256];
 };
 
@@ -59,7 +59,8 @@ static int parse_pattern(struct verify_method *m, const char *text)
 		m->pattern_len = (unsigned)(n - 2);
 		return 0;
 	}
-	if (n > 2 && text[0] == '0' && (text[1] | 0x20) == 'x' && (n - 2) / 2 + 1 <= sizeof(m->pattern)) {
+	if (n > 2 && text[0] == '0' && (text[1] | 0x20) == 'x' &&
+	    (n - 2) / 2 + 1 <= sizeof(m->pattern)) {
 		const char *p = text + 2;
 		size_t digits = n - 2, i = 0;
 
@@ -103,13 +104,14 @@ int verify_method_init(struct verify_method *m, const struct job_opts *o, uint32
 		return -EINVAL;
 	if (!m->header && !m->pattern_len)
 		return tool_error(-EINVAL, "verify=pattern needs verify_pattern");
-	if (o->verify_interval > bs || bs % iv || iv % 8 || (m->header && iv < sizeof(struct verify_hdr)))
+	if (o->verify_interval > bs || bs % iv || iv % 8 ||
+	    (m->header && iv < sizeof(struct verify_hdr)))
 		return tool_error(-EINVAL,
 		                  "option 'verify_interval': %" PRIu64 " does not divide the block "
 		                  "size %u into parts of whole words that hold a %zu-byte header",
 		                  o->verify_interval, bs, sizeof(struct verify_hdr));
-	if (o->verify_offset && (o->verify_offset % 8 ||
-	                         o->verify_offset + sizeof(struct verify_hdr) > iv))
+	if (o->verify_offset &&
+	    (o->verify_offset % 8 || o->verify_offset + sizeof(struct verify_hdr) > iv))
 		return tool_error(-EINVAL,
 		                  "option 'verify_offset': %" PRIu64 " leaves no room for the "
 		                  "%zu-byte header in %u bytes (or is not a multiple of 8)",
@@ -147,8 +149,7 @@ static void fill_data(const struct verify_method *m, uint8_t *p, size_t len, uin
 	}
 }
 
-static void sum_part(const struct verify_method *m, const uint8_t *part, uint32_t len,
-                     uint8_t *out)
+static void sum_part(const struct verify_method *m, const uint8_t *part, uint32_t len, uint8_t *out)
 {
 	m->sum->sum(part, SUM_OFF, part + sizeof(struct verify_hdr),
 	            len - sizeof(struct verify_hdr), out);
@@ -217,7 +218,8 @@ static int sum_mismatch(char *msg, size_t len, const struct verify_method *m, ui
 
 	sum_text(expected, m->sum->len, e);
 	sum_text(found, m->sum->len, f);
-	snprintf(msg, len, "verify: %s mismatch at offset %" PRIu64 ", length %u: expected %s, found %s",
+	snprintf(msg, len,
+	         "verify: %s mismatch at offset %" PRIu64 ", length %u: expected %s, found %s",
 	         m->sum->name, offset, blen, e, f);
 	return -EILSEQ;
 }
@@ -265,16 +267,18 @@ static int check_part(const struct verify_method *m, uint8_t *part, uint64_t off
 			return sum_mismatch(msg, len, m, offset, m->interval, h->sum, sum);
 	}
 	if (generation && h->generation != generation)
-		return mismatch(msg, len, offset, m->interval, "block from another run (generation)",
-		                generation, h->generation, true);
+		return mismatch(msg, len, offset, m->interval,
+		                "block from another run (generation)", generation, h->generation,
+		                true);
 	return 0;
 }
 
-int verify_check(const struct verify_method *m, struct io_unit *io, uint64_t generation,
-                 char *msg, size_t len)
+int verify_check(const struct verify_method *m, struct io_unit *io, uint64_t generation, char *msg,
+                 size_t len)
 {
 	for (uint32_t at = 0; at < io->len; at += m->interval) {
-		int ret = check_part(m, (uint8_t *)io->buf + at, io->offset + at, generation, msg, len);
+		int ret =
+		    check_part(m, (uint8_t *)io->buf + at, io->offset + at, generation, msg, len);
 
 		if (ret)
 			return ret;

@@ -47,10 +47,10 @@ extern const char *const verify_kinds[];
 
 /* How a job's blocks are written and checked (from its options). */
 struct verify_method {
-	unsigned kind;                /* index in verify_kinds[] */
-	const struct checksum *sum;   /* NULL for meta and pattern */
-	bool header;                  /* all but pattern */
-	uint8_t pattern[128];         /* verify_pattern's bytes, when pattern_len */
+	unsigned kind;              /* index in verify_kinds[] */
+	const struct checksum *sum; /* NULL for meta and pattern */
+	bool header;                /* all but pattern */
+	uint8_t pattern[128];       /* verify_pattern's bytes, when pattern_len */
 	unsigned pattern_len;
 	uint32_t interval, hdr_offset; /* 0: the whole block, at its start */
 };
@@ -68,8 +68,8 @@ void verify_fill(const struct verify_method *m, struct io_unit *io, uint64_t see
  * expected and the found value) in msg.  A generation of 0 is not checked.
  * The buffer is changed (a moved header is swapped back).
  */
-int verify_check(const struct verify_method *m, struct io_unit *io, uint64_t generation,
-                 char *msg, size_t len);
+int verify_check(const struct verify_method *m, struct io_unit *io, uint64_t generation, char *msg,
+                 size_t len);
 
 /* With verify set: wraps the job's engine (before the engine's init). */
 int verify_setup(struct job *j);

@@ -133,10 +133,10 @@ struct blkring_dev_stats {
  * kernel io_uring -- and use it with no lock, since only the ring's owner
  * thread submits bios carrying the ring's ioc, and only the owner calls the
  * queue ops.  The ring calls them:
- *   flush          at the end of each submit batch and after reaping, when
+ *   flush          (optional) at the end of each submit batch and after reaping, when
  *                  ioc->flush_pending says a queue holds work (one syscall
  *                  per batch);
- *   reap           whenever it enters, to end what completed (never sleeps);
+ *   reap           (optional) whenever it enters, to end what completed (never sleeps);
  *   prepare_sleep  before the owner sleeps: a descriptor that polls readable
  *                  once completions are ready (the owner sleeps in ppoll()
  *                  on those of all its queues and on its own eventfd),

@@ -576,17 +576,7 @@ static const struct blkring_ioc_queue_ops ring_queue_ops = {
 };
 
 /* A failed queue stays on the ring's list, so the ring's bios find it and
- * go to the shared queue rather than try again. */
-static unsigned no_reap(struct blkring_ioc_queue *link)
-{
-	(void)link;
-	return 0;
-}
-
-static void no_flush(struct blkring_ioc_queue *link)
-{
-	(void)link;
-}
+ * go to the shared queue rather than try again: nothing to flush or reap. */
 
 /* Nothing completes here: the shared queue's thread ends the ring's bios. */
 static int no_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
@@ -603,8 +593,6 @@ static bool always_idle(struct blkring_ioc_queue *link)
 }
 
 static const struct blkring_ioc_queue_ops failed_queue_ops = {
-    .flush = no_flush,
-    .reap = no_reap,
     .prepare_sleep = no_prepare_sleep,
     .idle = always_idle,
     .exit = ring_queue_exit,

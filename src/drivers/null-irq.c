@@ -83,6 +83,12 @@ static struct sigevent irq_event(void *value)
 	return ev;
 }
 
+static void irq_sigset(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, BLKRING_IRQ_SIGNAL);
+}
+
 /*
  * Whether the kernel drops the pending signal of a deleted timer (Linux
  * 6.13's posix-timers rework): a timer fires at this thread with the
@@ -98,8 +104,7 @@ static int irq_probe(void)
 	timer_t t;
 	int got;
 
-	sigemptyset(&set);
-	sigaddset(&set, BLKRING_IRQ_SIGNAL);
+	irq_sigset(&set);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	if (timer_create(CLOCK_MONOTONIC, &ev, &t)) {
 		got = -errno;
@@ -198,8 +203,7 @@ static int pair_target(struct irq_pair *p)
 	ev = irq_event(p);
 	if (timer_create(CLOCK_MONOTONIC, &ev, &t))
 		return -errno;
-	sigemptyset(&set);
-	sigaddset(&set, BLKRING_IRQ_SIGNAL);
+	irq_sigset(&set);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	if (p->has_timer)
 		timer_delete(p->timer);
@@ -238,18 +242,6 @@ static struct irq_ring *irq_ring_of(struct blkring_ioc_queue *link)
 	return container_of(link, struct irq_ring, link);
 }
 
-static void irq_flush(struct blkring_ioc_queue *link)
-{
-	(void)link;
-}
-
-/* Nothing to reap: only the interrupt ends bios. */
-static unsigned irq_reap(struct blkring_ioc_queue *link)
-{
-	(void)link;
-	return 0;
-}
-
 /* The thread about to sleep is the one the interrupts must wake. */
 static int irq_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
 {
@@ -284,9 +276,8 @@ static void irq_exit(struct blkring_ioc_queue *link)
 	blkring__dev_unpin(dev);
 }
 
+/* No flush and no reap: only the interrupt ends bios. */
 static const struct blkring_ioc_queue_ops irq_ring_ops = {
-    .flush = irq_flush,
-    .reap = irq_reap,
     .prepare_sleep = irq_prepare_sleep,
     .idle = irq_idle,
     .exit = irq_exit,

@@ -98,7 +98,8 @@ void blkring__ioc_flush(struct blkring_ioc *ioc)
 {
 	ioc->flush_pending = false;
 	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
-		q->ops->flush(q);
+		if (q->ops->flush)
+			q->ops->flush(q);
 	ioc_sweep(ioc);
 }
 
@@ -107,7 +108,8 @@ unsigned blkring__ioc_reap(struct blkring_ioc *ioc)
 	unsigned nr = 0;
 
 	for (struct blkring_ioc_queue *q = ioc->queues; q; q = q->next)
-		nr += q->ops->reap(q);
+		if (q->ops->reap)
+			nr += q->ops->reap(q);
 	return nr;
 }
 
