@@ -293,6 +293,10 @@ static void sqpoll_exit_asleep(void)
 		usleep(200);
 	CHECK_EQ(test_threads_with("comm", "blkring-sq\n"), 1);
 	blkring_queue_exit(&ring);
+	/* The join returns once the thread has run its last instruction; the
+	 * kernel takes its /proc entry away a moment later. */
+	for (int i = 0; i < 1000 && test_threads_with("comm", "blkring-sq\n"); i++)
+		usleep(1000);
 	CHECK_EQ(test_threads_with("comm", "blkring-sq\n"), 0);
 }
 

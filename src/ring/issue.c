@@ -187,8 +187,7 @@ static void issue_ready(struct blkring__ctx *ctx)
 		req_issue(ctx, req);
 }
 
-/* Starts what completions made ready: next links, then drained units. */
-void blkring__issue_pending(struct blkring__ctx *ctx)
+void blkring__issue_pending_slow(struct blkring__ctx *ctx)
 {
 	while (ctx->ready_head || ctx->drain_active) {
 		if (ctx->ready_head)

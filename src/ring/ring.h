@@ -324,7 +324,15 @@ void blkring__overflow_free(struct blkring__ctx *ctx);
 
 /* issue.c: starting requests. */
 int blkring__submit_sqes(struct blkring__ctx *ctx);
-void blkring__issue_pending(struct blkring__ctx *ctx);
+void blkring__issue_pending_slow(struct blkring__ctx *ctx);
+
+/* Starts what completions made ready: next links, then drained units.
+ * Every entry and submit asks; almost always nothing is. */
+static inline void blkring__issue_pending(struct blkring__ctx *ctx)
+{
+	if (unlikely(ctx->ready_head || ctx->drain_active))
+		blkring__issue_pending_slow(ctx);
+}
 void blkring__flush_queues(struct blkring__ctx *ctx);
 void blkring__req_queue_next(struct blkring__ctx *ctx, struct blkring_req *req);
 void blkring__req_run_blocking(struct blkring__wq_work *work);

@@ -15,7 +15,7 @@
  * submission that follows pushes it with its batch, in one go. */
 static inline void enter(struct blkring__ctx *ctx, bool flush)
 {
-	if (likely(!(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN)))
+	if (likely(!(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN)) && blkring__tw_pending(ctx))
 		blkring__tw_run(ctx);
 	if (unlikely(ctx->ioc.queues))
 		blkring__ioc_reap(&ctx->ioc);
