@@ -41,7 +41,7 @@ term_rc() {
 	kill -TERM $pid
 	wait $pid
 }
-term_rc fio --name=a --ioengine=null --size=1G --runtime=30 --time_based --output-format=json
+term_rc command fio --name=a --ioengine=null --size=1G --runtime=30 --time_based --output-format=json
 fio_rc=$?
 term_rc "$B" bench --name=a --filename=null: --runtime=30 --time_based --output-format=json
 b_rc=$?
@@ -352,7 +352,7 @@ check fio_rate_iops_and_rate '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 20
 THINK=(--ioengine=null --size=1G --runtime=1 --time_based --rw=randread --output-format=json
 	--name=t --thinktime=10ms --name=b --thinktime=10000 --thinktime_blocks=8 --iodepth=8
 	--name=s --thinktime=10ms --thinktime_spin=5ms)
-fio "${THINK[@]}" >"$T/fio.think" 2>"$T/err" && "$B" bench "${THINK[@]}" >"$T/b.think" 2>>"$T/err"
+FIO_TIMEOUT=15 fio "${THINK[@]}" >"$T/fio.think" 2>"$T/err" && "$B" bench "${THINK[@]}" >"$T/b.think" 2>>"$T/err"
 rc=$?
 why=$(python3 - "$T/fio.think" "$T/b.think" <<'PY' 2>&1
 import json, sys
@@ -386,7 +386,7 @@ print([(j['jobname'], j['read']['total_ios'] if j['jobname'] != 'b' else '-',
         j['read']['runtime'] < 2000) for j in json.load(sys.stdin)['jobs']])"; }
 f=$(timeout 60 fio "${EA[@]}" 2>/dev/null | ea)
 b=$(timeout 60 "$B" bench "${EA[@]}" 2>/dev/null | ea)
-check exitall '[[ ${f%%, ('\''c'\''*} == "${b%%, ('\''c'\''*}" &&
+check exitall '[[ ${f%%", ('\''c'\''"*} == "${b%%", ('\''c'\''"*}" &&
 	$b == "[('\''a'\'', 16, True), ('\''b'\'', '\''-'\'', True), ('\''c'\'', 16, True)]" ]]' \
 	"fio: $f; blkring: $b"
 
