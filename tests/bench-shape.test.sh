@@ -274,6 +274,18 @@ assert all(o % 65536 < 8192 for o, _, _ in logs[0]), [o for o, _, _ in logs[0] i
 assert len(logs[0]) == 256
 ' "$T/strided.b_clat.1.log"
 truncate -s 4M "$T/strided.img"
+# A job with more to move than one pass goes round from the first zone,
+# as fio's next loop, also when the device ends in a partial zone.
+same_ios strided_io_size 1M --size=1M --zonemode=strided --zonesize=48k --zonerange=48k \
+	--rw=read --bs=16k --io_size=4M
+same_ios strided_partial_io_size 1M --size=1M --zonemode=strided --zonesize=16k --zonerange=48k \
+	--rw=read --bs=16k --io_size=4M
+ours strided_timed --filename=null:irqmode=none,size=1M --size=1M --rw=randread --bs=16k \
+	--zonemode=strided --zonesize=16k --zonerange=48k --time_based --runtime=300ms \
+	--output-format=json
+check strided_timed 'python3 -c "import json, sys
+assert json.load(open(sys.argv[1]))[\"jobs\"][0][\"read\"][\"io_bytes\"] > 16 << 20" "$T/strided_timed.out"' \
+	"$(head -c 300 "$T/strided_timed.out" "$T/strided_timed.err")"
 ours strided_file --filename="$T/strided.img" --size=1M --zonemode=strided --zonesize=4k \
 	--zonerange=16k --rw=randread
 py strided_random '

@@ -344,7 +344,10 @@ bool shape_next(struct job *j, struct job_file *f, unsigned d, struct io_unit *i
 		return true;
 	if (!j->o->time_based && !j->o->io_size)
 		return false;
-	/* A timed job, or one with more bytes to move, goes round again. */
+	/* A timed job, or one with more bytes to move, goes round again:
+	 * from the first zone, as fio's next loop. */
+	sf->zone = 0;
+	j->shape->zone_bytes = 0;
 	file_restart(f, sf);
 	return shape_try(j, f, sf, d, io, most);
 }
