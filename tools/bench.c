@@ -28,6 +28,7 @@
 #include "output.h"
 #include "progress.h"
 #include "text.h"
+#include "timing.h"
 
 struct bench_run {
 	struct bench_cfg cfg;
@@ -645,8 +646,10 @@ static int bench_prepare(struct bench_run *br)
 
 static void bench_cleanup(struct bench_run *br)
 {
-	for (unsigned i = 0; i < br->nr_jobs; i++)
+	for (unsigned i = 0; i < br->nr_jobs; i++) {
 		job_files_close(&br->jobs[i]);
+		timing_free(&br->jobs[i]);
+	}
 	if (br->out && br->out != stdout)
 		fclose(br->out);
 	if (br->sig_fd > 0)
