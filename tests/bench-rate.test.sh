@@ -37,10 +37,11 @@ PY
 
 # Two jobs side by side at 1000 IOPS: fio's linear rate, and its Poisson
 # process.  Both within 5% of the rate; the gaps between the logged I/Os
-# (millisecond stamps) vary little for the linear one, and as an
-# exponential's (a CV of 1, a little more with the stamps' rounding: fio's
-# own run of this job gave 1.35 and blkring's 1.16 when it was written) for
-# the Poisson one.
+# (millisecond stamps) vary as an exponential's for the Poisson one (a CV
+# of 1, a little more with the stamps' rounding: fio's own run of this job
+# gave 1.35 and blkring's 1.16 when it was written), and little for
+# blkring's linear one (fio's linear rate issues in bursts: a CV of 0.5 to
+# 1.0 in its runs, so its linear gaps are not checked).
 RATE=(--rw=read --size=1G --time_based --runtime=3 --rate_iops=1000 --output-format=json)
 JOBS=(--name=lin --name=poi --rate_process=poisson)
 GAPS='
@@ -51,12 +52,12 @@ def cv(log):
 lin, poi = json.load(open(f[0]))["jobs"]
 for j in lin, poi:
     assert abs(j["read"]["iops"] - 1000) < 50, (j["jobname"], j["read"]["iops"])
-assert cv(f[1]) < 0.7, ("linear", cv(f[1]))
 assert 0.9 < cv(f[2]) < 1.6, ("poisson", cv(f[2]))
 '
 "$B" bench --filename=$FAST "${RATE[@]}" --write_lat_log="$T/r" "${JOBS[@]}" >"$T/rate.json" \
 	2>"$T/err"
-py rate_iops_linear_and_poisson "$GAPS" "$T/rate.json" "$T/r_clat.1.log" "$T/r_clat.2.log"
+py rate_iops_linear_and_poisson "$GAPS"'assert cv(f[1]) < 0.7, ("linear", cv(f[1]))' \
+	"$T/rate.json" "$T/r_clat.1.log" "$T/r_clat.2.log"
 if ((HAVE_FIO)); then
 	fio --ioengine=null "${RATE[@]}" --write_lat_log="$T/f" "${JOBS[@]}" >"$T/frate.json" \
 		2>"$T/err"
