@@ -39,9 +39,10 @@ PY
 # process.  Both within 5% of the rate; the gaps between the logged I/Os
 # (millisecond stamps) vary as an exponential's for the Poisson one (a CV
 # of 1, a little more with the stamps' rounding: fio's own run of this job
-# gave 1.35 and blkring's 1.16 when it was written), and little for
-# blkring's linear one (fio's linear rate issues in bursts: a CV of 0.5 to
-# 1.0 in its runs, so its linear gaps are not checked).
+# gave 1.35 to 1.73, its sleeps adding bursts, and blkring's 1.16 when it
+# was written), and little for blkring's linear one (fio's linear rate
+# issues in bursts: a CV of 0.5 to 1.0 in its runs, so its linear gaps are
+# not checked).
 RATE=(--rw=read --size=1G --time_based --runtime=3 --rate_iops=1000 --output-format=json)
 JOBS=(--name=lin --name=poi --rate_process=poisson)
 GAPS='
@@ -52,16 +53,16 @@ def cv(log):
 lin, poi = json.load(open(f[0]))["jobs"]
 for j in lin, poi:
     assert abs(j["read"]["iops"] - 1000) < 50, (j["jobname"], j["read"]["iops"])
-assert 0.9 < cv(f[2]) < 1.6, ("poisson", cv(f[2]))
+assert 0.9 < cv(f[2]) < hi, ("poisson", cv(f[2]))
 '
 "$B" bench --filename=$FAST "${RATE[@]}" --write_lat_log="$T/r" "${JOBS[@]}" >"$T/rate.json" \
 	2>"$T/err"
-py rate_iops_linear_and_poisson "$GAPS"'assert cv(f[1]) < 0.7, ("linear", cv(f[1]))' \
+py rate_iops_linear_and_poisson "hi = 1.5$GAPS"'assert cv(f[1]) < 0.7, ("linear", cv(f[1]))' \
 	"$T/rate.json" "$T/r_clat.1.log" "$T/r_clat.2.log"
 if ((HAVE_FIO)); then
 	fio --ioengine=null "${RATE[@]}" --write_lat_log="$T/f" "${JOBS[@]}" >"$T/frate.json" \
 		2>"$T/err"
-	py fio_rate_iops_linear_and_poisson "$GAPS" "$T/frate.json" "$T/f_clat.1.log" \
+	py fio_rate_iops_linear_and_poisson "hi = 2.0$GAPS" "$T/frate.json" "$T/f_clat.1.log" \
 		"$T/f_clat.2.log"
 fi
 
@@ -123,26 +124,32 @@ fi
 LAT_DEV=null:irqmode=timer,completion_nsec=5000000,hw_queue_depth=4,size=1G
 LAT=(--name=l --rw=randread --size=1G --time_based --runtime=4 --iodepth=16
 	--latency_target=8ms --latency_window=200ms --latency_percentile=90 --output-format=json)
-field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['jobs'][0][sys.argv[2]])" "$@"; }
+field() {
+	python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['jobs'][0][sys.argv[2]])" \
+		"$@" 2>/dev/null || echo none
+}
 "$B" bench "${LAT[@]}" --filename=$LAT_DEV >"$T/lat.json" 2>"$T/err"
-depth=$(field "$T/lat.json" latency_depth 2>&1)
+depth=$(field "$T/lat.json" latency_depth)
 py latency_target_settles '
 j = json.load(open(f[0]))["jobs"][0]
 assert (j["latency_target"], j["latency_window"], j["latency_percentile"]) == (8000000, 200000, 90)
 assert j["latency_depth"] in (3, 4, 5) and j["job_runtime"] < 1000, (j["latency_depth"],
                                                                       j["job_runtime"])' \
 	"$T/lat.json"
-PLUGIN=$(dirname "$B")/nbdkit-blkring-plugin.so
-if ((!HAVE_FIO)) || ! command -v nbdkit >/dev/null || [[ ! -f $PLUGIN ]]; then
-	skip fio_latency_target_depth "needs fio, nbdkit and $PLUGIN"
+# The server is the main build's (nbdkit loads the plugin beside it, and
+# is not instrumented): only fio's side of the comparison.
+SB=$(realpath "$(dirname "$0")/../build/blkring")
+if ((!HAVE_FIO)) || ! command -v nbdkit >/dev/null ||
+	[[ ! -f $(dirname "$SB")/nbdkit-blkring-plugin.so ]]; then
+	skip fio_latency_target_depth "needs fio, nbdkit and build/nbdkit-blkring-plugin.so"
 else
-	"$B" serve "$LAT_DEV" --socket="$T/s.sock" >"$T/uri" 2>"$T/serve.err" &
+	"$SB" serve "$LAT_DEV" --socket="$T/s.sock" >"$T/uri" 2>"$T/serve.err" &
 	SPID=$!
 	for _ in $(seq 200); do [[ -s $T/uri ]] && break; sleep 0.05; done
 	fio_depth() {
 		fio "${LAT[@]}" --ioengine=nbd --uri="$(cat "$T/uri")" 2>/dev/null |
 			sed -n '/^{/,$p' >"$T/flat.json"
-		field "$T/flat.json" latency_depth 2>&1
+		field "$T/flat.json" latency_depth
 	}
 	fdepth=$(fio_depth)
 	[[ $fdepth == "$depth" ]] || fdepth="$fdepth $(fio_depth)"

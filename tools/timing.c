@@ -335,6 +335,11 @@ static uint64_t lat_check(struct job *j, struct timing *t, uint64_t now)
 {
 	uint64_t ios = t->done_ios - t->cycle_ios;
 
+	/* The first window starts with the job's first I/Os (after startdelay). */
+	if (!t->cycle_ns) {
+		lat_new_cycle(t, now);
+		return now;
+	}
 	if (now - t->cycle_ns < j->o->latency_window_us * 1000)
 		return now;
 	/* No I/O in the window counts as a miss, as fio's 0/0 does. */
@@ -551,7 +556,6 @@ static void lat_setup(struct job *j, struct timing *t)
 	t->qd = t->qd_low = 1;
 	t->qd_high = j->depth;
 	j->depth = 1;
-	t->cycle_ns = clock_now_ns();
 }
 
 int timing_setup(struct job *j)
