@@ -301,8 +301,9 @@ static void job_snapshot(struct job *j, uint64_t now)
 	atomic_store_explicit(&j->snap_done, j->snap_gen, memory_order_release);
 }
 
-/* Everything that is not per batch: at most every TICK_NS, or at a deadline. */
-static void job_tick(struct job *j, uint64_t now)
+/* Everything that is not per batch: at most every TICK_NS, or at a
+ * deadline.  Returns the time (timing's steps may wait). */
+static uint64_t job_tick(struct job *j, uint64_t now)
 {
 	uint64_t next = now + TICK_NS;
 
@@ -324,7 +325,7 @@ static void job_tick(struct job *j, uint64_t now)
 		else if (now >= j->next_sample_ns)
 			job_sample(j, now);
 		if (unlikely(j->timing))
-			timing_tick(j, now);
+			now = timing_tick(j, now);
 		next = min_u64(min_u64(next, j->end_ns), j->next_sample_ns);
 	}
 	if (now >= j->next_publish_ns) {
@@ -332,6 +333,7 @@ static void job_tick(struct job *j, uint64_t now)
 		j->next_publish_ns = now + PUBLISH_NS;
 	}
 	j->next_check_ns = next;
+	return now;
 }
 
 /* ---- the I/O loop ---- */
@@ -511,7 +513,7 @@ static uint64_t job_run_io(struct job *j, uint64_t now)
 	j->next_check_ns = now;
 	for (;;) {
 		if (unlikely(now >= j->next_check_ns))
-			job_tick(j, now);
+			now = job_tick(j, now);
 		if (!j->draining && j->inflight < j->depth) {
 			if (unlikely(j->paced) && pace_holds(j, now))
 				now = pace_wait(j, now);
@@ -522,8 +524,6 @@ static uint64_t job_run_io(struct job *j, uint64_t now)
 		if (!j->inflight)
 			break;
 		now = job_reap(j);
-		if (unlikely(j->timing))
-			now = timing_reaped(j, now);
 	}
 	job_publish(j);
 	return now;

@@ -352,21 +352,16 @@ static uint64_t lat_check(struct job *j, struct timing *t, uint64_t now)
 	return now;
 }
 
-uint64_t timing_reaped(struct job *j, uint64_t now)
+/* latency_target's steps, at the tick (fio looks after every reap). */
+static uint64_t lat_tick(struct job *j, struct timing *t, uint64_t now)
 {
-	struct timing *t = j->timing;
-
-	if (!t->target_ns)
-		return now;
 	/* A step down waits for the deeper queue's I/Os, as fio's quiesce. */
 	while (t->quiesce) {
 		t->quiesce = false;
 		now = job_quiesce(j);
 		lat_new_cycle(t, now);
 	}
-	if (!j->ramping && !j->draining)
-		now = lat_check(j, t, now);
-	return now;
+	return j->draining ? now : lat_check(j, t, now);
 }
 
 /* An I/O over the target: at the 100th percentile a step down at once (at
@@ -519,7 +514,7 @@ static void ss_tick(struct job *j, struct timing *t, uint64_t now)
 	t->ss_next_ns += SS_SAMPLE_NS;
 }
 
-void timing_tick(struct job *j, uint64_t now)
+uint64_t timing_tick(struct job *j, uint64_t now)
 {
 	struct timing *t = j->timing;
 
@@ -527,6 +522,7 @@ void timing_tick(struct job *j, uint64_t now)
 		rate_check(j, t, now);
 	if (t->ss.dur)
 		ss_tick(j, t, now);
+	return t->target_ns ? lat_tick(j, t, now) : now;
 }
 
 /* ---- set-up ---- */

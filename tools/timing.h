@@ -21,10 +21,10 @@ void timing_finish(struct job *j);
 /* With the job's other records, once the results are printed. */
 void timing_free(struct job *j);
 
-/* At a tick: rate_min's windows and steadystate's 1 s samples. */
-void timing_tick(struct job *j, uint64_t now);
-/* After a reap: latency_target's depth steps.  Returns the time. */
-uint64_t timing_reaped(struct job *j, uint64_t now);
+/* At a tick of the measured run: rate_min's windows, steadystate's 1 s
+ * samples and latency_target's depth steps.  Returns the time (a step
+ * may wait for the I/Os in flight). */
+uint64_t timing_tick(struct job *j, uint64_t now);
 /* A read or write ended after lat ns (max_latency, latency_target). */
 void timing_completed(struct job *j, const struct io_unit *io, uint64_t lat);
 
