@@ -398,7 +398,7 @@ static unsigned rate_due(struct job *j, uint64_t now, unsigned n)
 }
 
 /* A paced job's batch: what its rate allows, up to its next pause. */
-static unsigned pace_batch(struct job *j, uint64_t now, unsigned n)
+static __attribute__((noinline)) unsigned pace_batch(struct job *j, uint64_t now, unsigned n)
 {
 	if (j->rate_period_ns && !timing_poisson(j))
 		n = rate_due(j, now, n);
@@ -490,15 +490,16 @@ static uint64_t think(struct job *j, uint64_t now)
 }
 
 /* A paced job waits: for its flow (looked at first, so that what it lets
- * go is fresh), for its next pause, or for its rate. */
-static bool pace_holds(struct job *j, uint64_t now)
+ * go is fresh), for its next pause, or for its rate.  Out of line, as the
+ * other paced steps, so that the loop of unpaced jobs stays as it is. */
+static __attribute__((noinline)) bool pace_holds(struct job *j, uint64_t now)
 {
 	bool flow_holds = unlikely(j->timing) && timing_holds(j);
 
 	return flow_holds || !j->think_left || (j->rate_period_ns && now < j->next_issue_ns);
 }
 
-static uint64_t pace_wait(struct job *j, uint64_t now)
+static __attribute__((noinline)) uint64_t pace_wait(struct job *j, uint64_t now)
 {
 	if (!j->think_left)
 		return j->inflight ? job_reap(j) : think(j, now);
