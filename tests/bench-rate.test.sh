@@ -159,6 +159,22 @@ else
 	wait "$SPID" 2>/dev/null
 	SPID=
 fi
+# A sync engine has depth 1: the probe stays there, and the job ends after
+# its final window, 300 ms in, as fio's psync on a /dev/shm file does; the
+# normal output's latency line is fio's, word for word.
+SYNC_LAT=(--name=y --ioengine=psync --rw=read --size=16M --time_based --runtime=5
+	--latency_target=50ms --latency_window=300ms)
+"$B" bench "${SYNC_LAT[@]}" --filename=$FAST >"$T/ylat.out" 2>"$T/err"
+LAT_LINE="     latency   : target=50000000, window=300000, percentile=100.00%, depth=1"
+check latency_target_sync_ends 'grep -qxF "$LAT_LINE" "$T/ylat.out" &&
+	grep -qE "^   READ: .*run=(29[0-9]|3[0-4][0-9])-" "$T/ylat.out"' "$(grep -E "latency   :|READ:" "$T/ylat.out")"
+if ((HAVE_FIO)); then
+	fio "${SYNC_LAT[@]}" --filename="$T/ylat.file" >"$T/fylat.out" 2>"$T/err"
+	check fio_latency_target_sync_ends 'grep -qxF "$LAT_LINE" "$T/fylat.out" &&
+		grep -qE "^   READ: .*run=(29[0-9]|3[0-4][0-9])-" "$T/fylat.out"' \
+		"$(grep -E "latency   :|READ:" "$T/fylat.out")"
+	rm -f "$T/ylat.file"
+fi
 # At the 100th percentile (fio's default) an I/O over the target at depth 1
 # fails the job, as fio's does.
 expect_err_re latency_target_unmet 1 \
