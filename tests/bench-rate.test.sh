@@ -35,35 +35,37 @@ PY
 
 # ---- rate_iops, linear and poisson ----
 
-# Two jobs side by side at 1000 IOPS: fio's linear rate, and its Poisson
-# process.  Both within 5% of the rate; the gaps between the logged I/Os
-# (millisecond stamps) vary as an exponential's for the Poisson one (a CV
-# of 1, a little more with the stamps' rounding: fio's own run of this job
-# gave 1.35 to 1.73, its sleeps adding bursts, and blkring's 1.16 when it
-# was written), and little for blkring's linear one (fio's linear rate
-# issues in bursts: a CV of 0.5 to 1.0 in its runs, so its linear gaps are
-# not checked).
+# Four jobs side by side: fio's linear rate and its Poisson process at
+# 1000 IOPS, both within 5% of it (of the Poisson one's 3000 I/Os the count
+# varies by 1.8%), and again at 200 IOPS for the gaps between the logged
+# I/Os (millisecond stamps), where a loaded machine's late wake-ups are
+# small beside them: as an exponential's for the Poisson one (a CV of 1,
+# a little more with the stamps' rounding and the wake-ups' bursts), and
+# little for blkring's linear one.  fio's own runs of the 1000 IOPS jobs
+# gave a CV of 1.35 to 1.73 for Poisson, and 0.5 to 1.0 for its linear
+# rate, which issues in bursts: its linear gaps are not checked.
 RATE=(--rw=read --size=1G --time_based --runtime=3 --rate_iops=1000 --output-format=json)
-JOBS=(--name=lin --name=poi --rate_process=poisson)
+JOBS=(--name=lin --name=poi --rate_process=poisson --name=lin200 --rate_iops=200
+	--name=poi200 --rate_iops=200 --rate_process=poisson)
 GAPS='
 def cv(log):
     t = [int(l.split(",")[0]) for l in open(log)]
     g = [b - a for a, b in zip(t, t[1:])]
     return statistics.pstdev(g) / statistics.mean(g)
-lin, poi = json.load(open(f[0]))["jobs"]
-for j in lin, poi:
+jobs = json.load(open(f[0]))["jobs"]
+for j in jobs[:2]:
     assert abs(j["read"]["iops"] - 1000) < 50, (j["jobname"], j["read"]["iops"])
-assert 0.9 < cv(f[2]) < hi, ("poisson", cv(f[2]))
+assert 0.8 < cv(f[2]) < hi, ("poisson", cv(f[2]))
 '
 "$B" bench --filename=$FAST "${RATE[@]}" --write_lat_log="$T/r" "${JOBS[@]}" >"$T/rate.json" \
 	2>"$T/err"
-py rate_iops_linear_and_poisson "hi = 1.5$GAPS"'assert cv(f[1]) < 0.7, ("linear", cv(f[1]))' \
-	"$T/rate.json" "$T/r_clat.1.log" "$T/r_clat.2.log"
+py rate_iops_linear_and_poisson "hi = 1.5$GAPS"'assert cv(f[1]) < 0.6, ("linear", cv(f[1]))' \
+	"$T/rate.json" "$T/r_clat.3.log" "$T/r_clat.4.log"
 if ((HAVE_FIO)); then
 	fio --ioengine=null "${RATE[@]}" --write_lat_log="$T/f" "${JOBS[@]}" >"$T/frate.json" \
 		2>"$T/err"
-	py fio_rate_iops_linear_and_poisson "hi = 2.0$GAPS" "$T/frate.json" "$T/f_clat.1.log" \
-		"$T/f_clat.2.log"
+	py fio_rate_iops_linear_and_poisson "hi = 2.0$GAPS" "$T/frate.json" "$T/f_clat.3.log" \
+		"$T/f_clat.4.log"
 fi
 
 # ---- rate_min, rate_iops_min ----
@@ -93,17 +95,20 @@ assert j["error"] == 0 and j["job_runtime"] >= 2900, (j["error"], j["job_runtime
 
 # Two jobs of one flow_id with weights 2 and 1: their I/Os 2:1, as fio's
 # threads of the same job (2.00 when this was written), without and with
-# flow_sleep.
+# flow_sleep.  blkring's device is slowed to a few thousand I/Os a second:
+# the jobs start and end some milliseconds apart, and at a null device's
+# full speed the one running alone then takes too many.
 FLOW=(--rw=read --size=1G --time_based --runtime=1 --output-format=json --flow_id=7
 	--name=a --flow=2 --name=b --flow=1)
+FLOW_DEV=null:irqmode=timer,completion_nsec=50000,size=1G
 RATIO='
 for n in f:
     a, b = json.load(open(n))["jobs"]
     r = a["read"]["total_ios"] / b["read"]["total_ios"]
     assert abs(r - 2) < 0.1, (n, a["read"]["total_ios"], b["read"]["total_ios"])
 '
-"$B" bench --filename=$FAST "${FLOW[@]}" >"$T/flow.json" 2>"$T/err"
-"$B" bench --filename=$FAST "${FLOW[@]}" --flow_sleep=100 >"$T/flow_sleep.json" 2>>"$T/err"
+"$B" bench --filename=$FLOW_DEV "${FLOW[@]}" >"$T/flow.json" 2>"$T/err"
+"$B" bench --filename=$FLOW_DEV "${FLOW[@]}" --flow_sleep=100 >"$T/flow_sleep.json" 2>>"$T/err"
 py flow_ratio "$RATIO" "$T/flow.json" "$T/flow_sleep.json"
 if ((HAVE_FIO)); then
 	fio --thread --ioengine=null "${FLOW[@]}" >"$T/fflow.json" 2>"$T/err"
@@ -118,9 +123,13 @@ fi
 # deep, 6, 5, then 4 twice) settles on 4 and ends a window after; fio
 # itself runs the same job through its nbd engine against `blkring serve`
 # of the same device (the nearest it can get to it: nbd adds tens of
-# microseconds).  On a noisy VM a timer's lateness now and then fails a
-# window that should pass, so fio's answer, which moves with it, is taken
-# from two runs when the first differs from blkring's.
+# microseconds).  A loaded VM's late timers (or nbdkit threads) can make
+# even depth 1 miss the target: a run that settles on 1 with its own 90th
+# percentile over 8 ms measured a machine too loaded to compare, not the
+# probe (a skip); a late window at depth 4 makes it 3, or 2 under load, so
+# the probe is to rise past 1 and come back down to 5 or less, and to be
+# within 1 of fio's depth, in one of two fio runs (fio gave 3 and 4 on
+# this device, and 1 under load).
 LAT_DEV=null:irqmode=timer,completion_nsec=5000000,hw_queue_depth=4,size=1G
 LAT=(--name=l --rw=randread --size=1G --time_based --runtime=4 --iodepth=16
 	--latency_target=8ms --latency_window=200ms --latency_percentile=90 --output-format=json)
@@ -128,14 +137,26 @@ field() {
 	python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['jobs'][0][sys.argv[2]])" \
 		"$@" 2>/dev/null || echo none
 }
+# late FILE: the run settled on depth 1 because its device was late there.
+late() {
+	python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))['jobs'][0]
+sys.exit(not (j['latency_depth'] == 1 and
+              j['read']['clat_ns']['percentile']['90.000000'] > 8000000))" "$1" 2>/dev/null
+}
 "$B" bench "${LAT[@]}" --filename=$LAT_DEV >"$T/lat.json" 2>"$T/err"
 depth=$(field "$T/lat.json" latency_depth)
-py latency_target_settles '
+if late "$T/lat.json"; then
+	skip latency_target_settles "depth 1 missed the target: the machine is too loaded"
+else
+	py latency_target_settles '
 j = json.load(open(f[0]))["jobs"][0]
 assert (j["latency_target"], j["latency_window"], j["latency_percentile"]) == (8000000, 200000, 90)
-assert j["latency_depth"] in (3, 4, 5) and j["job_runtime"] < 1000, (j["latency_depth"],
-                                                                      j["job_runtime"])' \
-	"$T/lat.json"
+assert j["latency_depth"] in (2, 3, 4, 5) and j["job_runtime"] < 1000, (j["latency_depth"],
+                                                                         j["job_runtime"])' \
+		"$T/lat.json"
+fi
 # The server is the main build's (nbdkit loads the plugin beside it, and
 # is not instrumented): only fio's side of the comparison.
 SB=$(realpath "$(dirname "$0")/../build/blkring")
@@ -151,27 +172,34 @@ else
 			sed -n '/^{/,$p' >"$T/flat.json"
 		field "$T/flat.json" latency_depth
 	}
+	near() { [[ $1 =~ ^[0-9]+$ && $depth =~ ^[0-9]+$ ]] && (($1 - depth <= 1 && depth - $1 <= 1)); }
 	fdepth=$(fio_depth)
-	[[ $fdepth == "$depth" ]] || fdepth="$fdepth $(fio_depth)"
-	check fio_latency_target_depth '[[ " $fdepth " == *" $depth "* ]]' \
-		"blkring settled on $depth, fio on $fdepth"
+	near "$fdepth" || fdepth="$fdepth $(fio_depth)"
+	if near "${fdepth##* }" || ! { late "$T/flat.json" || late "$T/lat.json"; }; then
+		check fio_latency_target_depth 'near "${fdepth##* }"' \
+			"blkring settled on $depth, fio on $fdepth"
+	else
+		skip fio_latency_target_depth "depth 1 missed the target (fio $fdepth, blkring $depth): the machine is too loaded"
+	fi
 	kill "$SPID" 2>/dev/null
 	wait "$SPID" 2>/dev/null
 	SPID=
 fi
 # A sync engine has depth 1: the probe stays there, and the job ends after
-# its final window, 300 ms in, as fio's psync on a /dev/shm file does; the
+# its final window, 300 ms in (fio's measured 232 to 300), as fio's psync
+# on a /dev/shm file does; the
 # normal output's latency line is fio's, word for word.
 SYNC_LAT=(--name=y --ioengine=psync --rw=read --size=16M --time_based --runtime=5
 	--latency_target=50ms --latency_window=300ms)
 "$B" bench "${SYNC_LAT[@]}" --filename=$FAST >"$T/ylat.out" 2>"$T/err"
 LAT_LINE="     latency   : target=50000000, window=300000, percentile=100.00%, depth=1"
 check latency_target_sync_ends 'grep -qxF "$LAT_LINE" "$T/ylat.out" &&
-	grep -qE "^   READ: .*run=(29[0-9]|3[0-4][0-9])-" "$T/ylat.out"' "$(grep -E "latency   :|READ:" "$T/ylat.out")"
+	grep -qE "^   READ: .*run=(2[0-9][0-9]|3[0-9][0-9])-" "$T/ylat.out"' \
+	"$(grep -E "latency   :|READ:" "$T/ylat.out")"
 if ((HAVE_FIO)); then
 	fio "${SYNC_LAT[@]}" --filename="$T/ylat.file" >"$T/fylat.out" 2>"$T/err"
 	check fio_latency_target_sync_ends 'grep -qxF "$LAT_LINE" "$T/fylat.out" &&
-		grep -qE "^   READ: .*run=(29[0-9]|3[0-4][0-9])-" "$T/fylat.out"' \
+		grep -qE "^   READ: .*run=(2[0-9][0-9]|3[0-9][0-9])-" "$T/fylat.out"' \
 		"$(grep -E "latency   :|READ:" "$T/fylat.out")"
 	rm -f "$T/ylat.file"
 fi
@@ -225,6 +253,14 @@ py steadystate_not_attained '
 j = json.load(open(f[0]))["jobs"][0]
 assert j["steadystate"]["attained"] == 0 and j["job_runtime"] >= 2900, j["steadystate"]' \
 	"$T/ss0.json"
+# ss_ramp=1: as fio, samples count from a second after the ramp (the one
+# taken at 2 s), so the window is full, and steady, at 3 s.
+"$B" bench --name=s --filename=$FAST "${SS[@]}" --runtime=5 --ss=iops:20% --ss_ramp=1 \
+	>"$T/ssr.json" 2>"$T/err"
+py steadystate_ramp '
+j = json.load(open(f[0]))["jobs"][0]
+assert j["steadystate"]["attained"] == 1 and 2900 <= j["job_runtime"] <= 3600, (
+    j["steadystate"], j["job_runtime"])' "$T/ssr.json"
 if ((HAVE_FIO)); then
 	fio --name=s --ioengine=null "${SS[@]}" --runtime=5 --ss=iops:20% >"$T/fss.json" 2>"$T/err"
 	py fio_steadystate_keys "$SS_KEYS"'
