@@ -280,6 +280,10 @@ check steadystate_normal_line '"$B" bench --name=s --filename=$FAST --rw=read --
 
 expect_err io_submit_mode_note 0 "io_submit_mode has no effect: blkring submits inline" \
 	--name=i --filename=$FAST --rw=read --size=64k --io_submit_mode=offload
+# fio 3.33 has no flow_watermark (its weights replaced it): older job
+# files that set it run, with a note.
+expect_err flow_watermark_note 0 "flow_watermark has no effect: fio 3.33 has no flow_watermark" \
+	--name=i --filename=$FAST --rw=read --size=64k --flow_watermark=100
 
 # ---- bad values: exit 2, the option named with what it takes ----
 
