@@ -278,8 +278,11 @@ check steadystate_normal_line '"$B" bench --name=s --filename=$FAST --rw=read --
 
 # ---- io_submit_mode ----
 
-expect_err io_submit_mode_note 0 "io_submit_mode has no effect: blkring submits inline" \
+# io_submit_mode: inline is what blkring does; offload gets a note.
+expect_err io_submit_mode_note 0 "io_submit_mode=offload has no effect: blkring submits inline" \
 	--name=i --filename=$FAST --rw=read --size=64k --io_submit_mode=offload
+check io_submit_mode_inline '"$B" bench --name=i --filename=$FAST --rw=read --size=64k \
+	--io_submit_mode=inline --warnings-fatal >/dev/null 2>"$T/err"' "$(head -c 200 "$T/err")"
 # fio 3.33 has no flow_watermark (its weights replaced it): older job
 # files that set it run, with a note.
 expect_err flow_watermark_note 0 "flow_watermark has no effect: fio 3.33 has no flow_watermark" \

@@ -338,6 +338,11 @@ static unsigned bench_notes(const struct bench_cfg *cfg)
 		if (sync)
 			note_ring_options(o, &nr);
 		note_noted_options(o, &nr);
+		if (o->io_submit_mode == SUBMIT_OFFLOAD)
+			warn(&nr,
+			     "job '%s': io_submit_mode=offload has no effect: blkring submits "
+			     "inline, as a ring has one owner thread",
+			     o->name);
 	}
 	return nr;
 }

@@ -1605,12 +1605,12 @@ const struct bench_opt bench_opts[] = {
     {
         .name = "io_submit_mode",
         .arg = "inline|offload",
-        .help = "accepted: blkring submits inline, as a ring has one owner thread",
+        .help = "accepted: blkring submits inline, as a ring has one owner thread (offload: a "
+                "note)",
         .def = "inline",
         .parse = opt_choice,
         JOB(io_submit_mode),
         .choices = submit_mode_names,
-        .note = "blkring submits inline, as a ring has one owner thread (offload is not done)",
     },
     {
         .name = "ramp_time",

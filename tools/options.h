@@ -88,6 +88,7 @@ struct rand_dist {
 
 enum { TASKRUN_NORMAL, TASKRUN_DEFER };             /* taskrun=: when task work runs */
 enum { RATE_PROCESS_LINEAR, RATE_PROCESS_POISSON }; /* rate_process= */
+enum { SUBMIT_INLINE, SUBMIT_OFFLOAD };             /* io_submit_mode= */
 /* steadystate=: fio's criterion bits (its FIO_SS_*), and its run's states. */
 #define SS_IOPS (1U << 0)
 #define SS_BW (1U << 1)
@@ -195,7 +196,7 @@ struct job_opts {
 	uint64_t max_latency_us[BENCH_DDIR_NR]; /* an I/O's lat above it fails the job */
 	struct ss_opt steadystate;
 	uint64_t ss_dur_us, ss_ramp_us; /* 0: no steady-state detection */
-	unsigned io_submit_mode;        /* accepted: submission is inline here */
+	unsigned io_submit_mode;        /* SUBMIT_*: submission is inline here whatever it says */
 	bool new_group; /* fio's: a new reporting group, run beside the jobs before */
 	bool exitall, exitall_on_error; /* fio's: this job's end ends the others running */
 	/* fio's: latencies left out (gtod_reduce: all three). */
