@@ -504,7 +504,7 @@ static __attribute__((noinline)) uint64_t pace_wait(struct job *j, uint64_t now)
 	if (!j->think_left)
 		return j->inflight ? job_reap(j) : think(j, now);
 	if (unlikely(j->timing) && timing_flow_held(j))
-		return timing_flow_wait(j, now);
+		return timing_flow_wait(j);
 	return rate_wait(j, now);
 }
 

@@ -146,9 +146,8 @@ bool timing_flow_held(const struct job *j)
 }
 
 /* fio's: with flow_sleep, let the I/Os end and sleep; else look again. */
-uint64_t timing_flow_wait(struct job *j, uint64_t now)
+uint64_t timing_flow_wait(struct job *j)
 {
-	(void)now;
 	if (j->o->flow_sleep_us) {
 		job_quiesce(j);
 		clock_sleep_ns(j->o->flow_sleep_us * 1000);

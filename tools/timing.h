@@ -34,6 +34,6 @@ bool timing_holds(struct job *j);
 unsigned timing_due(struct job *j, uint64_t now, unsigned n);
 bool timing_poisson(const struct job *j); /* the rate's schedule is timing_due()'s */
 bool timing_flow_held(const struct job *j);
-uint64_t timing_flow_wait(struct job *j, uint64_t now);
+uint64_t timing_flow_wait(struct job *j);
 
 #endif
