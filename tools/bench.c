@@ -28,6 +28,7 @@
 #include "output.h"
 #include "progress.h"
 #include "text.h"
+#include "timing.h"
 
 struct bench_run {
 	struct bench_cfg cfg;
@@ -337,6 +338,11 @@ static unsigned bench_notes(const struct bench_cfg *cfg)
 		if (sync)
 			note_ring_options(o, &nr);
 		note_noted_options(o, &nr);
+		if (o->io_submit_mode == SUBMIT_OFFLOAD)
+			warn(&nr,
+			     "job '%s': io_submit_mode=offload has no effect: blkring submits "
+			     "inline, as a ring has one owner thread",
+			     o->name);
 	}
 	return nr;
 }
@@ -645,8 +651,10 @@ static int bench_prepare(struct bench_run *br)
 
 static void bench_cleanup(struct bench_run *br)
 {
-	for (unsigned i = 0; i < br->nr_jobs; i++)
+	for (unsigned i = 0; i < br->nr_jobs; i++) {
 		job_files_close(&br->jobs[i]);
+		timing_free(&br->jobs[i]);
+	}
 	if (br->out && br->out != stdout)
 		fclose(br->out);
 	if (br->sig_fd > 0)

@@ -17,6 +17,7 @@
 #include "job.h"
 #include "latlog.h"
 #include "shape.h"
+#include "timing.h"
 #include "verify.h"
 
 #define TICK_NS 1000000ULL      /* stop requests: every millisecond */
@@ -113,6 +114,8 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 	}
 	dir_account_n(ds, since(now, issue), since(now, start), 1);
 	job_log_completion(j, io, start, issue, now);
+	if (unlikely(j->timing))
+		timing_completed(j, io, since(now, start));
 }
 
 void job_reaped_record(struct job *j, struct io_batch *b)
@@ -189,8 +192,7 @@ static void job_tw_wait_since(struct job *j, struct job_stats *st)
 	st->tw_wait_ns -= j->tw_wait_ns_start;
 }
 
-/* Statistics start here: at the job's start, or when ramp_time is over. */
-static void job_start_measuring(struct job *j, uint64_t now)
+void job_start_measuring(struct job *j, uint64_t now)
 {
 	struct job_stats *st = j->st;
 	int error = st->error, first_error = st->first_error;
@@ -299,8 +301,9 @@ static void job_snapshot(struct job *j, uint64_t now)
 	atomic_store_explicit(&j->snap_done, j->snap_gen, memory_order_release);
 }
 
-/* Everything that is not per batch: at most every TICK_NS, or at a deadline. */
-static void job_tick(struct job *j, uint64_t now)
+/* Everything that is not per batch: at most every TICK_NS, or at a
+ * deadline.  Returns the time (timing's steps may wait). */
+static uint64_t job_tick(struct job *j, uint64_t now)
 {
 	uint64_t next = now + TICK_NS;
 
@@ -321,6 +324,8 @@ static void job_tick(struct job *j, uint64_t now)
 			j->draining = true;
 		else if (now >= j->next_sample_ns)
 			job_sample(j, now);
+		if (unlikely(j->timing))
+			now = timing_tick(j, now);
 		next = min_u64(min_u64(next, j->end_ns), j->next_sample_ns);
 	}
 	if (now >= j->next_publish_ns) {
@@ -328,6 +333,7 @@ static void job_tick(struct job *j, uint64_t now)
 		j->next_publish_ns = now + PUBLISH_NS;
 	}
 	j->next_check_ns = next;
+	return now;
 }
 
 /* ---- the I/O loop ---- */
@@ -392,10 +398,12 @@ static unsigned rate_due(struct job *j, uint64_t now, unsigned n)
 }
 
 /* A paced job's batch: what its rate allows, up to its next pause. */
-static unsigned pace_batch(struct job *j, uint64_t now, unsigned n)
+static __attribute__((noinline)) unsigned pace_batch(struct job *j, uint64_t now, unsigned n)
 {
-	if (j->rate_period_ns)
+	if (j->rate_period_ns && !timing_poisson(j))
 		n = rate_due(j, now, n);
+	if (unlikely(j->timing))
+		n = timing_due(j, now, n);
 	return n < j->think_left ? n : j->think_left;
 }
 
@@ -481,17 +489,23 @@ static uint64_t think(struct job *j, uint64_t now)
 	return clock_now_ns();
 }
 
-/* A paced job waits: for its next pause, or for its rate. */
-static bool pace_holds(const struct job *j, uint64_t now)
+/* A paced job waits: for its flow (looked at first, so that what it lets
+ * go is fresh), for its next pause, or for its rate.  Out of line, as the
+ * other paced steps, so that the loop of unpaced jobs stays as it is. */
+static __attribute__((noinline)) bool pace_holds(struct job *j, uint64_t now)
 {
-	return !j->think_left || (j->rate_period_ns && now < j->next_issue_ns);
+	bool flow_holds = unlikely(j->timing) && timing_holds(j);
+
+	return flow_holds || !j->think_left || (j->rate_period_ns && now < j->next_issue_ns);
 }
 
-static uint64_t pace_wait(struct job *j, uint64_t now)
+static __attribute__((noinline)) uint64_t pace_wait(struct job *j, uint64_t now)
 {
-	if (j->think_left)
-		return rate_wait(j, now);
-	return j->inflight ? job_reap(j) : think(j, now);
+	if (!j->think_left)
+		return j->inflight ? job_reap(j) : think(j, now);
+	if (unlikely(j->timing) && timing_flow_held(j))
+		return timing_flow_wait(j);
+	return rate_wait(j, now);
 }
 
 /* Issues and reaps until the planner has nothing left and nothing is in flight. */
@@ -500,7 +514,7 @@ static uint64_t job_run_io(struct job *j, uint64_t now)
 	j->next_check_ns = now;
 	for (;;) {
 		if (unlikely(now >= j->next_check_ns))
-			job_tick(j, now);
+			now = job_tick(j, now);
 		if (!j->draining && j->inflight < j->depth) {
 			if (unlikely(j->paced) && pace_holds(j, now))
 				now = pace_wait(j, now);
@@ -513,6 +527,15 @@ static uint64_t job_run_io(struct job *j, uint64_t now)
 		now = job_reap(j);
 	}
 	job_publish(j);
+	return now;
+}
+
+uint64_t job_quiesce(struct job *j)
+{
+	uint64_t now = clock_now_ns();
+
+	while (j->inflight)
+		now = job_reap(j);
 	return now;
 }
 
@@ -720,7 +743,14 @@ static int job_setup(struct job *j)
 		j->single = false;
 	}
 	j->account_each = j->log || j->shape;
-	return j->engine->init ? j->engine->init(j) : 0;
+	ret = j->engine->init ? j->engine->init(j) : 0;
+	if (ret)
+		return ret;
+	/* After the engine's set-up, which sizes the ring by the full depth. */
+	ret = timing_setup(j);
+	if (ret)
+		job_fail(j, ret, "setting up rate_min, flow, latency_target or steadystate");
+	return ret;
 }
 
 /* fio's gtod_reduce and disable_{lat,clat,slat}: the latencies they leave
@@ -767,6 +797,7 @@ static void job_teardown(struct job *j)
 
 	if (j->engine->exit)
 		j->engine->exit(j);
+	timing_finish(j);
 	ret = latlog_close(j->log);
 	if (ret)
 		job_fail(j, ret, tool_last_error());

@@ -123,6 +123,9 @@ struct job {
 	void *bufs;
 	size_t bufs_len;
 	struct lat_log *log; /* write_lat_log; NULL without it */
+	/* rate_min, poisson, flow, latency_target, max_latency, steadystate
+	 * (timing.h); NULL without them. */
+	struct timing *timing;
 
 	uint64_t now_ns; /* the last completion stamp an engine took */
 	uint64_t start_ns, ramp_end_ns, end_ns, next_check_ns;
@@ -226,6 +229,11 @@ void job_count(struct job *j);
  * its own; a stop request still ends it.  Returns how long it ran.
  */
 uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs);
+
+/* Statistics start (again) here: at the job's start, or when ramp_time is over. */
+void job_start_measuring(struct job *j, uint64_t now);
+/* Reaps until nothing is in flight (fio's io_u_quiesce); returns the time. */
+uint64_t job_quiesce(struct job *j);
 
 /* Sets up a job in its thread, runs it to the end, and tears it down. */
 void job_main(struct job *j);

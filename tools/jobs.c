@@ -430,6 +430,32 @@ static int check_rate(const struct job_def *d)
 	return 0;
 }
 
+static bool ddir_any(const uint64_t *v)
+{
+	return v[DDIR_READ] || v[DDIR_WRITE] || v[DDIR_TRIM];
+}
+
+/* fio's rules: a byte rate or an I/O rate, not both, and a minimum at
+ * most the rate. */
+static int check_rate_min(const struct job_def *d)
+{
+	const struct job_opts *o = &d->o;
+
+	if ((ddir_any(o->rate) && ddir_any(o->rate_iops)) ||
+	    (ddir_any(o->rate_min) && ddir_any(o->rate_iops_min)))
+		return def_error(d, ddir_any(o->rate_min) ? "rate_min" : "rate",
+		                 "%s and %s are mutually exclusive (fio's rule)",
+		                 ddir_any(o->rate_min) ? "rate_min" : "rate",
+		                 ddir_any(o->rate_min) ? "rate_iops_min" : "rate_iops");
+	for (unsigned k = 0; k < FIO_DDIR_NR; k++)
+		if ((o->rate[k] && o->rate[k] < o->rate_min[k]) ||
+		    (o->rate_iops[k] && o->rate_iops[k] < o->rate_iops_min[k]))
+			return def_error(d, o->rate[k] ? "rate_min" : "rate_iops_min",
+			                 "the %s minimum rate exceeds its rate (fio's rule)",
+			                 ddir_names[k]);
+	return 0;
+}
+
 static int check_def(const struct job_def *d)
 {
 	const struct job_opts *o = &d->o;
@@ -464,7 +490,7 @@ static int check_def(const struct job_def *d)
 		                  "iodepth_batch_complete_max (%u)",
 		                  def_where(d, "iodepth_batch_complete_min"), o->name,
 		                  o->iodepth_batch_complete_min, o->iodepth_batch_complete_max);
-	return check_ring_depth(d) ?: check_zones(d) ?: check_rate(d);
+	return check_ring_depth(d) ?: check_zones(d) ?: check_rate(d) ?: check_rate_min(d);
 }
 
 /* A stonewall starts a new phase and reporting group; new_group only a

@@ -41,6 +41,8 @@ static const char *const rw_sequencer_names[] = {"sequential", "identical", NULL
 static const char *const random_generator_names[] = {"tausworthe", "lfsr", "tausworthe64", NULL};
 static const char *const zonemode_names[] = {"none", "strided", NULL};
 const char *const poll_strategy_names[] = {"all", "cookie", NULL};
+static const char *const rate_process_names[] = {"linear", "poisson", NULL};
+static const char *const submit_mode_names[] = {"inline", "offload", NULL};
 
 /* ---- value parsers: each explains what it expected ---- */
 
@@ -939,6 +941,93 @@ static int opt_file_service(const struct bench_opt *opt, const char *val, void *
 	                  val);
 }
 
+/* steadystate=KIND:LIMIT, fio's: iops, iops_slope, bw or bw_slope, and a
+ * limit in percent (N%), IOPS, or bytes per second (a size: bw:10m). */
+static int opt_steadystate(const struct bench_opt *opt, const char *val, void *field)
+{
+	static const struct {
+		const char *name;
+		unsigned state;
+	} kinds[] = {
+	    {"iops", SS_IOPS},
+	    {"iops_slope", SS_IOPS | SS_SLOPE},
+	    {"bw", SS_BW},
+	    {"bw_slope", SS_BW | SS_SLOPE},
+	};
+	struct ss_opt ss = {.state = 0};
+	size_t len = strcspn(val, ":"), nlen;
+	const char *limit = val + len + 1;
+	uint64_t bytes;
+	char num[64];
+
+	(void)opt;
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (len == strlen(kinds[i].name) && !strncmp(val, kinds[i].name, len))
+			ss.state = kinds[i].state;
+	if (!ss.state)
+		return tool_error(-EINVAL,
+		                  "'%s' is not one of iops, iops_slope, bw, bw_slope (with :LIMIT, "
+		                  "e.g. iops_slope:0.01%%)",
+		                  val);
+	if (!val[len] || !*limit)
+		return tool_error(-EINVAL,
+		                  "'%s' needs a limit after ':' (e.g. %.*s:2%%), as fio's does",
+		                  val, (int)len, val);
+	nlen = strlen(limit);
+	if (limit[nlen - 1] == '%') {
+		ss.state |= SS_PCT;
+		nlen--;
+	}
+	if (nlen >= sizeof(num))
+		goto bad;
+	memcpy(num, limit, nlen);
+	num[nlen] = '\0';
+	if ((ss.state & (SS_PCT | SS_IOPS)) ? parse_double(num, &ss.limit) || ss.limit < 0
+	                                    : parse_size(num, &bytes))
+		goto bad;
+	if (!(ss.state & (SS_PCT | SS_IOPS)))
+		ss.limit = (double)bytes;
+	*(struct ss_opt *)field = ss;
+	return 0;
+bad:
+	return tool_error(-EINVAL,
+	                  "'%s': the limit is a number from 0, N%% (a percentage), or for bw a "
+	                  "size in bytes per second (10m)",
+	                  val);
+}
+
+/* max_latency=R[,W[,T]]: a time per direction, microseconds without a unit. */
+static int opt_max_latency(const struct bench_opt *opt, const char *val, void *field)
+{
+	return ddir_list(opt, val, field, sizeof(uint64_t), "times", opt_time_us);
+}
+
+/* latency_percentile: one number from 0 to 100, as fio's. */
+static int opt_lat_pct(const struct bench_opt *opt, const char *val, void *field)
+{
+	double v;
+
+	(void)opt;
+	if (parse_double(val, &v) || v < 0 || v > 100)
+		return tool_error(-EINVAL, "'%s' is not a percentile (a number from 0 to 100)",
+		                  val);
+	*(double *)field = v;
+	return 0;
+}
+
+/* steadystate_duration: whole seconds, as fio counts it (a second's samples). */
+static int opt_ss_dur(const struct bench_opt *opt, const char *val, void *field)
+{
+	if (opt_time(opt, val, field))
+		return -EINVAL;
+	if (*(uint64_t *)field % 1000000)
+		return tool_error(-EINVAL,
+		                  "'%s' is not whole seconds (fio counts it in 1 s samples and "
+		                  "drops the rest)",
+		                  val);
+	return 0;
+}
+
 /* An option with a note: taken, whatever its value, and left unused. */
 static int opt_noted(const struct bench_opt *opt, const char *val, void *field)
 {
@@ -1370,6 +1459,158 @@ const struct bench_opt bench_opts[] = {
         .parse = opt_time_us,
         JOB(thinktime_spin_us),
         .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "rate_min",
+        .alias = "ratemin",
+        .arg = "SIZE[,SIZE[,SIZE]]",
+        .help = "bytes per second at least (read,write,trim) over each rate_cycle, after 2 s; "
+                "below it the job fails",
+        .parse = opt_bs,
+        JOB(rate_min),
+        .maxval = UINT64_MAX,
+    },
+    {
+        .name = "rate_iops_min",
+        .arg = "N[,N[,N]]",
+        .help = "I/Os per second at least (read,write,trim), as rate_min",
+        .parse = opt_bs,
+        JOB(rate_iops_min),
+        .maxval = UINT32_MAX,
+    },
+    {
+        .name = "rate_cycle",
+        .alias = "ratecycle",
+        .arg = "MSEC",
+        .help = "the window rate_min and rate_iops_min average over (milliseconds)",
+        .def = "1000",
+        .parse = opt_int,
+        JOB(rate_cycle_ms),
+        .maxval = UINT32_MAX,
+    },
+    {
+        .name = "rate_process",
+        .arg = "linear|poisson",
+        .help = "how rate and rate_iops space I/Os: evenly, or as a Poisson process "
+                "(exponential gaps of the same mean)",
+        .def = "linear",
+        .parse = opt_choice,
+        JOB(rate_process),
+        .choices = rate_process_names,
+    },
+    {
+        .name = "flow_id",
+        .arg = "N",
+        .help = "the flow this job's flow weight counts in",
+        .def = "0",
+        .parse = opt_int,
+        JOB(flow_id),
+        .maxval = UINT32_MAX,
+    },
+    {
+        .name = "flow",
+        .arg = "N",
+        .help = "weight in its flow_id: jobs of a flow issue I/Os in the ratio of their "
+                "weights (0: no flow)",
+        .def = "0",
+        .parse = opt_int,
+        JOB(flow),
+        .maxval = 1000,
+    },
+    {
+        .name = "flow_sleep",
+        .arg = "USEC",
+        .help = "a job held back by its flow waits for its I/Os, then sleeps this long "
+                "(microseconds; 0: tries again at once)",
+        .def = "0",
+        .parse = opt_int,
+        JOB(flow_sleep_us),
+        .maxval = UINT32_MAX,
+    },
+    NOTED("flow_watermark", "fio 3.33 has no flow_watermark: flow weights replaced it"),
+    {
+        .name = "latency_target",
+        .arg = "TIME",
+        .help = "find the deepest queue (up to iodepth) whose I/O latency meets this "
+                "(microseconds without a unit)",
+        .parse = opt_time_us,
+        JOB(latency_target_us),
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "latency_window",
+        .arg = "TIME",
+        .help = "latency_target: how long each depth is tried (microseconds without a unit)",
+        .parse = opt_time_us,
+        JOB(latency_window_us),
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "latency_percentile",
+        .arg = "PCT",
+        .help = "latency_target: the share of I/Os that must meet it",
+        .def = "100",
+        .parse = opt_lat_pct,
+        JOB(latency_percentile),
+    },
+    {
+        .name = "latency_run",
+        .arg = "BOOL",
+        .help = "latency_target: keep adjusting the depth rather than end once it settles",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(latency_run),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "max_latency",
+        .arg = "TIME[,TIME[,TIME]]",
+        .help = "an I/O whose latency (lat) exceeds this fails the job with ETIMEDOUT "
+                "(read,write,trim; microseconds without a unit)",
+        .parse = opt_max_latency,
+        JOB(max_latency_us),
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "steadystate",
+        .alias = "ss",
+        .arg = "KIND:LIMIT",
+        .help = "with ss_dur: stop once steady (iops, iops_slope, bw, bw_slope; limit N% or "
+                "absolute)",
+        .def = "iops_slope:0.01%",
+        .parse = opt_steadystate,
+        JOB(steadystate),
+    },
+    {
+        .name = "steadystate_duration",
+        .alias = "ss_dur",
+        .arg = "TIME",
+        .help = "steadystate: the window of 1 s samples that must meet it (whole seconds; 0: "
+                "no check)",
+        .def = "0",
+        .parse = opt_ss_dur,
+        JOB(ss_dur_us),
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "steadystate_ramp_time",
+        .alias = "ss_ramp",
+        .arg = "TIME",
+        .help = "steadystate: wait this long before collecting samples (seconds without a unit)",
+        .def = "0",
+        .parse = opt_time,
+        JOB(ss_ramp_us),
+        .maxval = BENCH_TIME_MAX_US,
+    },
+    {
+        .name = "io_submit_mode",
+        .arg = "inline|offload",
+        .help = "accepted: blkring submits inline, as a ring has one owner thread (offload: a "
+                "note)",
+        .def = "inline",
+        .parse = opt_choice,
+        JOB(io_submit_mode),
+        .choices = submit_mode_names,
     },
     {
         .name = "ramp_time",
@@ -1876,13 +2117,10 @@ static const char *const fio_only[] = {
     "fallocate",
     "fdatasync",
     "filename_format",
-    "flow",
-    "flow_id",
     "gtod_cpu",
     "hugepage-size",
     "ignore_error",
     "invalidate",
-    "io_submit_mode",
     "iodepth_low",
     "iomem",
     "mem",
@@ -1891,13 +2129,9 @@ static const char *const fio_only[] = {
     "ioscheduler",
     "kb_base",
     "lat_log",
-    "latency_target",
-    "latency_window",
-    "latency_percentile",
     "lockfile",
     "log_avg_msec",
     "log_hist_msec",
-    "max_latency",
     "nice",
     "numa_cpu_nodes",
     "numa_mem_policy",
@@ -1906,8 +2140,6 @@ static const char *const fio_only[] = {
     "pre_read",
     "prio",
     "prioclass",
-    "rate_min",
-    "rate_process",
     "readonly",
     "refill_buffers",
     "replay_redirect",
@@ -1915,7 +2147,6 @@ static const char *const fio_only[] = {
     "serialize_overlap",
     "significant_figures",
     "slat_percentiles",
-    "steadystate",
     "sync",
     "trim_backlog",
     "trim_percentage",

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define BENCH_MAX_OPTS 128
+#define BENCH_MAX_OPTS 192
 #define BENCH_MAX_PERCENTILES 20 /* fio's FIO_IO_U_LIST_MAX_LEN */
 #define BENCH_NAME_MAX 256
 #define BENCH_PATH_MAX 1024
@@ -86,8 +86,22 @@ struct rand_dist {
 	struct zone_table zones[BENCH_DDIR_NR];
 };
 
-enum { TASKRUN_NORMAL, TASKRUN_DEFER }; /* taskrun=: when task work runs */
-enum { VERIFY_NONE };                   /* verify: else an index into verify_kinds[] (verify.c) */
+enum { TASKRUN_NORMAL, TASKRUN_DEFER };             /* taskrun=: when task work runs */
+enum { RATE_PROCESS_LINEAR, RATE_PROCESS_POISSON }; /* rate_process= */
+enum { SUBMIT_INLINE, SUBMIT_OFFLOAD };             /* io_submit_mode= */
+/* steadystate=: fio's criterion bits (its FIO_SS_*), and its run's states. */
+#define SS_IOPS (1U << 0)
+#define SS_BW (1U << 1)
+#define SS_SLOPE (1U << 2)
+#define SS_ATTAINED (1U << 3)
+#define SS_RAMP_OVER (1U << 4)
+#define SS_PCT (1U << 6)
+#define SS_BUFFER_FULL (1U << 7)
+struct ss_opt {
+	unsigned state; /* SS_* */
+	double limit;   /* the criterion's bound: percent with SS_PCT */
+};
+enum { VERIFY_NONE }; /* verify: else an index into verify_kinds[] (verify.c) */
 #define VERIFY_PATTERN_TEXT_MAX 256
 /* --output-format's formats: any of them, printed terse, JSON, normal, as fio does. */
 #define FORMAT_NORMAL (1U << 0)
@@ -165,6 +179,24 @@ struct job_opts {
 	 * pause (spinning for thinktime_spin of it). */
 	uint64_t thinktime_us, thinktime_spin_us;
 	unsigned thinktime_blocks;
+	/* fio's rate_min and rate_iops_min per direction (0: none), checked
+	 * over every rate_cycle milliseconds once the job has run 2 s. */
+	uint64_t rate_min[BENCH_DDIR_NR], rate_iops_min[BENCH_DDIR_NR];
+	unsigned rate_cycle_ms;
+	unsigned rate_process; /* RATE_PROCESS_* */
+	/* fio's flow: jobs of one flow_id issue I/O in the ratio of their
+	 * weights (0: not in a flow); a held job sleeps flow_sleep. */
+	unsigned flow, flow_id;
+	uint64_t flow_sleep_us;
+	/* fio's latency_target: the job probes for the deepest queue whose
+	 * latencies meet it (0: none), over latency_window each. */
+	uint64_t latency_target_us, latency_window_us;
+	double latency_percentile;
+	bool latency_run;
+	uint64_t max_latency_us[BENCH_DDIR_NR]; /* an I/O's lat above it fails the job */
+	struct ss_opt steadystate;
+	uint64_t ss_dur_us, ss_ramp_us; /* 0: no steady-state detection */
+	unsigned io_submit_mode;        /* SUBMIT_*: submission is inline here whatever it says */
 	bool new_group; /* fio's: a new reporting group, run beside the jobs before */
 	bool exitall, exitall_on_error; /* fio's: this job's end ends the others running */
 	/* fio's: latencies left out (gtod_reduce: all three). */

@@ -203,12 +203,54 @@ static void json_misc(struct jb *b, json_object *job, const struct report *r)
 		jint(b, job, "total_err", (int64_t)st->total_err);
 		jint(b, job, "first_error", st->first_error);
 	}
-	/* fio's latency_target feature, which blkring does not have: its
-	 * "no target" values. */
-	jint(b, job, "latency_depth", r->def->o.iodepth);
-	jint(b, job, "latency_target", 0);
-	jdbl(b, job, "latency_percentile", 100.0);
-	jint(b, job, "latency_window", 0);
+	/* fio's: the target in ns, the window in us; without a target the
+	 * depth is iodepth. */
+	jint(b, job, "latency_depth", st->latency_depth ?: r->def->o.iodepth);
+	jint(b, job, "latency_target", (int64_t)(r->def->o.latency_target_us * 1000));
+	jdbl(b, job, "latency_percentile", r->def->o.latency_percentile);
+	jint(b, job, "latency_window", (int64_t)r->def->o.latency_window_us);
+}
+
+/* fio's ring order: from head once attained or while filling, else from
+ * the sample before it. */
+static void ss_array(struct jb *b, json_object *data, const char *key, const struct ss_result *ss,
+                     const uint64_t *v)
+{
+	json_object *a = jadd(b, data, key, json_object_new_array());
+	bool from_head = (ss->state & SS_ATTAINED) || !(ss->state & SS_BUFFER_FULL);
+	unsigned first = from_head ? ss->head : ss->head ? ss->head - 1 : ss->dur - 1;
+
+	for (unsigned i = 0; a && i < ss->dur; i++)
+		if (json_object_array_add(a,
+		                          json_object_new_int64((int64_t)v[(first + i) % ss->dur])))
+			b->oom = true;
+}
+
+/* fio's "steadystate" block, its keys and formats. */
+static void json_steadystate(struct jb *b, json_object *job, const struct ss_result *ss)
+{
+	json_object *o = jobj(b, job, "steadystate"), *data;
+	const char *pct = ss->state & SS_PCT ? "%" : "";
+	char text[64];
+
+	if (!o)
+		return;
+	snprintf(text, sizeof(text), "%s%s:%f%s", ss->state & SS_IOPS ? "iops" : "bw",
+	         ss->state & SS_SLOPE ? "_slope" : "", (float)ss->limit, pct);
+	jstr(b, o, "ss", text);
+	jint(b, o, "duration", ss->dur);
+	jint(b, o, "attained", !!(ss->state & SS_ATTAINED));
+	snprintf(text, sizeof(text), "%f%s", (float)ss->criterion, pct);
+	jstr(b, o, "criterion", text);
+	jdbl(b, o, "max_deviation", ss->deviation);
+	jdbl(b, o, "slope", ss->slope);
+	data = jobj(b, o, "data");
+	if (!data)
+		return;
+	jint(b, data, "bw_mean", (int64_t)ss_mean(ss->bw, ss->dur));
+	jint(b, data, "iops_mean", (int64_t)ss_mean(ss->iops, ss->dur));
+	ss_array(b, data, "iops", ss, ss->iops);
+	ss_array(b, data, "bw", ss, ss->bw);
 }
 
 static void json_job(struct jb *b, json_object *jobs, const struct report *r,
@@ -235,6 +277,8 @@ static void json_job(struct jb *b, json_object *jobs, const struct report *r,
 	json_misc(b, job, r);
 	if (r->def->o.description[0])
 		jstr(b, job, "desc", r->def->o.description);
+	if (r->st->ss)
+		json_steadystate(b, job, r->st->ss);
 }
 
 static json_object *json_build(struct jb *b, const struct report *r, unsigned nr,

@@ -230,8 +230,26 @@ static void show_misc(FILE *f, const struct report *r)
 	if (st->dir[DDIR_ZERO].ios)
 		fprintf(f, "     issued zero: total=%" PRIu64 " short=%" PRIu64 "\n",
 		        st->dir[DDIR_ZERO].ios, st->dir[DDIR_ZERO].short_ios);
-	fprintf(f, "     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
-	        r->def->o.iodepth);
+	fprintf(f,
+	        "     latency   : target=%" PRIu64 ", window=%" PRIu64 ", percentile=%.2f%%, "
+	        "depth=%u\n",
+	        r->def->o.latency_target_us * 1000, r->def->o.latency_window_us,
+	        r->def->o.latency_percentile, st->latency_depth ?: r->def->o.iodepth);
+}
+
+/* fio's steadystate line: its bandwidth in KiB shown in both bases. */
+static void show_steadystate(FILE *f, const struct ss_result *ss)
+{
+	uint64_t kib = ss_mean(ss->bw, ss->dur) / 1024;
+	char bw2[32], bw10[32], iops[32];
+
+	fmt_num(bw2, sizeof(bw2), (double)kib * 1024.0, true);
+	fmt_num(bw10, sizeof(bw10), (double)kib * 1000.0, false);
+	fmt_num(iops, sizeof(iops), (double)ss_mean(ss->iops, ss->dur), false);
+	fprintf(f, "  steadystate  : attained=%s, bw=%sB/s (%sB/s), iops=%s, %s%s=%.3f%s\n",
+	        ss->state & SS_ATTAINED ? "yes" : "no", bw2, bw10, iops,
+	        ss->state & SS_IOPS ? "iops" : "bw", ss->state & SS_SLOPE ? " slope" : " mean dev",
+	        ss->criterion, ss->state & SS_PCT ? "%" : "");
 }
 
 static void show_report(FILE *f, const struct report *r, const struct group_summary *g)
@@ -253,6 +271,8 @@ static void show_report(FILE *f, const struct report *r, const struct group_summ
 		show_percentiles(f, "sync", &r->st->sync_hist, &r->def->o.percentile_list);
 	}
 	show_misc(f, r);
+	if (r->st->ss)
+		show_steadystate(f, r->st->ss);
 }
 
 static void show_group(FILE *f, const struct group_summary *g)

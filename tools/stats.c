@@ -157,6 +157,11 @@ void job_stats_merge(struct job_stats *dst, const struct job_stats *src)
 	dst->sys_ns += src->sys_ns;
 	dst->tw_wait_nr += src->tw_wait_nr;
 	dst->tw_wait_ns += src->tw_wait_ns;
+	/* fio's group takes these from its last job. */
+	if (src->latency_depth)
+		dst->latency_depth = src->latency_depth;
+	if (src->ss)
+		dst->ss = src->ss;
 	dst->ctx += src->ctx;
 	dst->majf += src->majf;
 	dst->minf += src->minf;
@@ -297,4 +302,13 @@ void group_summaries(const struct report *r, unsigned nr, struct group_summary *
 			                                    1000000000ULL / out[i].runtime_ns[d])
 			                       : 0;
 	*nr_groups = n;
+}
+
+uint64_t ss_mean(const uint64_t *v, unsigned n)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		sum += v[i];
+	return n ? sum / n : 0;
 }

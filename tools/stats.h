@@ -98,7 +98,20 @@ struct job_stats {
 	/* The ring's completions run as task work while measured, and their
 	 * wait in all: ring-wide, so every direction's. */
 	uint64_t tw_wait_nr, tw_wait_ns;
+	unsigned latency_depth;     /* latency_target: the depth it settled on; 0: iodepth */
+	const struct ss_result *ss; /* steadystate's, when the job had it (the job's) */
 };
+
+/* fio's steady-state record: the last ss_dur samples, a ring from head. */
+struct ss_result {
+	unsigned state; /* SS_* */
+	unsigned dur, head;
+	double limit, slope, deviation, criterion;
+	uint64_t *bw, *iops; /* bytes and I/Os per second */
+};
+
+/* The whole-unit mean of n samples, as fio's steadystate_*_mean. */
+uint64_t ss_mean(const uint64_t *v, unsigned n);
 
 void job_stats_init(struct job_stats *st);
 void job_stats_merge(struct job_stats *dst, const struct job_stats *src);
