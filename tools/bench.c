@@ -188,18 +188,24 @@ static int bench_check_output(const struct bench_run *br)
 	return check_writable(what, br->cfg.run.output);
 }
 
-/* A job's latency logs, checked as --output is: a log that cannot be
- * created refuses the run rather than failing the job once it started. */
+/* A job's logs, checked as --output is: a log that cannot be created
+ * refuses the run rather than failing the job once it started. */
 static int job_check_logs(const struct job *j)
 {
-	const char *name = j->o->write_lat_log;
+	static const char *const opts[LATLOG_NR] = {"write_lat_log",  "write_lat_log",
+	                                            "write_lat_log",  "write_bw_log",
+	                                            "write_iops_log", "write_hist_log"};
 	char path[BENCH_PATH_MAX + 64], what[sizeof(path) + BENCH_NAME_MAX + 64];
 
-	for (unsigned k = 0; name[0] && k < LATLOG_NR; k++) {
-		if (latlog_path(path, sizeof(path), name, k, j->number))
+	for (unsigned k = 0; k < LATLOG_NR; k++) {
+		const char *name = opts_log_name(j->o, opts[k]);
+
+		if (!name)
+			continue;
+		if (latlog_path(path, sizeof(path), name, k, j->number, j->o->per_job_logs))
 			return -EINVAL;
-		snprintf(what, sizeof(what), "job '%s': write_lat_log: cannot create %s",
-		         j->o->name, path);
+		snprintf(what, sizeof(what), "job '%s': %s: cannot create %s", j->o->name, opts[k],
+		         path);
 		if (check_writable(what, path))
 			return -EINVAL;
 	}

@@ -126,6 +126,7 @@ static void dir_stats_merge(struct dir_stats *dst, const struct dir_stats *src)
 	sample_sum(&dst->iops, &src->iops);
 	hist_merge(&dst->clat_hist, &src->clat_hist);
 	hist_merge(&dst->lat_hist, &src->lat_hist);
+	hist_merge(&dst->slat_hist, &src->slat_hist);
 }
 
 /* Jobs of a group run side by side: the group's runtime is the longest. */

@@ -75,6 +75,7 @@ struct dir_stats {
 	struct lat_stat slat, clat, lat;
 	struct sample_stat bw, iops; /* per-interval samples, KiB/s and I/O per s */
 	struct hist clat_hist, lat_hist;
+	struct hist slat_hist; /* slat_percentiles only */
 };
 
 /* fio's iodepth maps: 7 buckets each. */
