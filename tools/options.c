@@ -64,22 +64,33 @@ static int mul_overflows(uint64_t a, uint64_t b, uint64_t *out)
 	return __builtin_mul_overflow(a, b, out);
 }
 
-/* fio's sizes: k, m, g, t, p are powers of 1024, with optional i and b. */
+/* The job's kb_base (1024 or 1000) while its options are read: opt_set()
+ * sets it, as fio reads sizes with the kb_base given before them. */
+static unsigned size_kb_base = 1024;
+
+/*
+ * fio's sizes: k, m, g, t, p (with an optional b) are powers of kb_base;
+ * their IEC spellings kib, mib... the other base, as fio's
+ * __get_mult_bytes has it ("inverted for compatibility": 4KiB is 4000
+ * bytes with kb_base=1024).  A bare i (4ki) is as the letter alone.
+ */
 static int parse_size(const char *s, uint64_t *out)
 {
 	static const char units[] = "kmgtp";
-	uint64_t v, mult = 1;
+	uint64_t v, mult = 1, base = size_kb_base;
 	char *end;
 	const char *u;
 
 	if (parse_u64(s, &v, &end))
 		return -EINVAL;
 	if (*end && (u = strchr(units, tolower((unsigned char)*end)))) {
-		for (long i = 0; i <= u - units; i++)
-			mult *= 1024;
 		end++;
+		if ((end[0] == 'i' || end[0] == 'I') && (end[1] == 'b' || end[1] == 'B'))
+			base = base == 1024 ? 1000 : 1024;
 		if (*end == 'i' || *end == 'I')
 			end++;
+		for (long i = 0; i <= u - units; i++)
+			mult *= base;
 	}
 	if (*end == 'b' || *end == 'B')
 		end++;
@@ -2191,6 +2202,7 @@ int opt_set(struct job_opts *o, struct run_opts *r, const char *name, const char
 			                  name, name, opt->arg);
 		val = (opt->flags & OPT_BARE) ? "1" : "";
 	}
+	size_kb_base = o->kb_base == KB_BASE_1000 ? 1000 : 1024;
 	if (opt->parse(opt, val, opt_field(opt, o, r))) {
 		snprintf(why, sizeof(why), "%s", tool_last_error());
 		return tool_error(-EINVAL, "%s: option '%s': %s", where, name, why);
