@@ -288,7 +288,7 @@ static void job_sample_rates(struct job *j, uint64_t now, bool bw)
 		sample_add(bw ? &ds->bw : &ds->iops, rate);
 		if (j->log && moved)
 			latlog_add(j->log, bw ? LATLOG_BW : LATLOG_IOPS, since(now, j->start_ns),
-			           rate, d, j->bs[d], 0);
+			           rate, d, 0, 0);
 		*last += moved;
 	}
 }
