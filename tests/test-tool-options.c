@@ -69,9 +69,20 @@ static void test_sizes(void)
 		const char *text;
 		uint64_t bytes;
 	} ok[] = {
-	    {"4096", 4096},     {"4k", 4096},     {"4K", 4096},       {"4KiB", 4096},
-	    {"4kb", 4096},      {"1m", 1 << 20},  {"2g", 2ULL << 30}, {"1t", 1ULL << 40},
-	    {"1p", 1ULL << 50}, {"0x1000", 4096}, {"512b", 512},
+	    {"4096", 4096},
+	    {"4k", 4096},
+	    {"4K", 4096},
+	    {"4Ki", 4096},
+	    {"4kb", 4096},
+	    {"1m", 1 << 20},
+	    {"2g", 2ULL << 30},
+	    {"1t", 1ULL << 40},
+	    {"1p", 1ULL << 50},
+	    {"0x1000", 4096},
+	    {"512b", 512},
+	    /* fio's kb_base=1024 takes the IEC spellings as decimal. */
+	    {"4KiB", 4000},
+	    {"1mib", 1000000},
 	};
 
 	opts_defaults(&o, &r);
@@ -81,6 +92,15 @@ static void test_sizes(void)
 			TEST_FAIL("size=%s gave %llu", ok[i].text,
 			          (unsigned long long)o.size.bytes);
 	}
+	/* kb_base=1000, for the sizes after it: k decimal, KiB binary. */
+	set_ok("kb_base", "1000");
+	set_ok("size", "4k");
+	CHECK_EQ(o.size.bytes, 4000);
+	set_ok("size", "4KiB");
+	CHECK_EQ(o.size.bytes, 4096);
+	set_ok("size", "2g");
+	CHECK_EQ(o.size.bytes, 2000000000);
+	set_ok("kb_base", "1024");
 	set_ok("size", "50%");
 	CHECK_EQ(o.size.pct, 50);
 	set_ok("offset", "100%");

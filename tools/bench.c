@@ -189,18 +189,24 @@ static int bench_check_output(const struct bench_run *br)
 	return check_writable(what, br->cfg.run.output);
 }
 
-/* A job's latency logs, checked as --output is: a log that cannot be
- * created refuses the run rather than failing the job once it started. */
+/* A job's logs, checked as --output is: a log that cannot be created
+ * refuses the run rather than failing the job once it started. */
 static int job_check_logs(const struct job *j)
 {
-	const char *name = j->o->write_lat_log;
+	static const char *const opts[LATLOG_NR] = {"write_lat_log",  "write_lat_log",
+	                                            "write_lat_log",  "write_bw_log",
+	                                            "write_iops_log", "write_hist_log"};
 	char path[BENCH_PATH_MAX + 64], what[sizeof(path) + BENCH_NAME_MAX + 64];
 
-	for (unsigned k = 0; name[0] && k < LATLOG_NR; k++) {
-		if (latlog_path(path, sizeof(path), name, k, j->number))
+	for (unsigned k = 0; k < LATLOG_NR; k++) {
+		const char *name = opts_log_name(j->o, opts[k]);
+
+		if (!name)
+			continue;
+		if (latlog_path(path, sizeof(path), name, k, j->number, j->o->per_job_logs))
 			return -EINVAL;
-		snprintf(what, sizeof(what), "job '%s': write_lat_log: cannot create %s",
-		         j->o->name, path);
+		snprintf(what, sizeof(what), "job '%s': %s: cannot create %s", j->o->name, opts[k],
+		         path);
 		if (check_writable(what, path))
 			return -EINVAL;
 	}
@@ -402,9 +408,10 @@ static void on_signal(struct bench_run *br)
 /*
  * One report per job, or per run of group_reporting jobs of one group,
  * merged into the first job's statistics: the final ones (the jobs are
- * over), or --status-interval's copies.
+ * over), or --status-interval's copies.  Jobs with stats=0 are left out,
+ * as fio leaves them.  Returns the number of reports, or -ENOMEM.
  */
-static unsigned build_reports(struct bench_run *br, struct report *out, bool so_far)
+static int build_reports(struct bench_run *br, struct report *out, bool so_far)
 {
 	unsigned n = 0;
 	bool merging = false;
@@ -414,7 +421,7 @@ static unsigned build_reports(struct bench_run *br, struct report *out, bool so_
 		struct job_stats *st = so_far ? j->snap : j->st;
 		bool grouped = j->o->group_reporting;
 
-		if (!j->started)
+		if (!j->started || !j->o->stats)
 			continue;
 		if (grouped && merging && out[n - 1].groupid == j->def->groupid) {
 			job_stats_merge(out[n - 1].st, st);
@@ -428,7 +435,13 @@ static unsigned build_reports(struct bench_run *br, struct report *out, bool so_
 		                           .st = st};
 		merging = grouped;
 	}
-	return n;
+	for (unsigned i = 0; i < n; i++) {
+		if (report_fold_mixed(&out[i])) {
+			report_release(out, n);
+			return tool_error(-ENOMEM, "out of memory for the mixed statistics");
+		}
+	}
+	return (int)n;
 }
 
 /* The results, in every format asked for, fio's order: terse, JSON, normal. */
@@ -452,17 +465,22 @@ static int bench_print(struct bench_run *br, const struct report *reports, unsig
 static int bench_output(struct bench_run *br, int *status)
 {
 	struct report *reports = calloc(br->nr_jobs ? br->nr_jobs : 1, sizeof(*reports));
-	unsigned nr;
-	int ret;
+	int nr, ret;
 
 	if (!reports)
 		return -ENOMEM;
-	nr = build_reports(br, reports, false);
-	errno = 0; /* a failed write's, for bench_close_output() */
-	for (unsigned i = 0; i < nr; i++)
-		if (reports[i].st->error || reports[i].st->total_err)
+	/* Every job's errors, reported or not (stats=0). */
+	for (unsigned i = 0; i < br->nr_jobs; i++)
+		if (br->jobs[i].started && (br->jobs[i].st->error || br->jobs[i].st->total_err))
 			*status = EXIT_IO_ERROR;
-	ret = bench_print(br, reports, nr);
+	nr = build_reports(br, reports, false);
+	if (nr < 0) {
+		free(reports);
+		return nr;
+	}
+	errno = 0; /* a failed write's, for bench_close_output() */
+	ret = bench_print(br, reports, (unsigned)nr);
+	report_release(reports, (unsigned)nr);
 	free(reports);
 	return ret;
 }
@@ -496,6 +514,7 @@ static void bench_snapshot(struct bench_run *br)
 static void bench_status(struct bench_run *br)
 {
 	struct report *reports = calloc(br->nr_jobs, sizeof(*reports));
+	int nr;
 
 	if (!reports) {
 		fprintf(stderr, "blkring: out of memory writing the results so far\n");
@@ -504,7 +523,13 @@ static void bench_status(struct bench_run *br)
 	bench_snapshot(br);
 	if (br->progress)
 		progress_clear(&br->prog);
-	bench_print(br, reports, build_reports(br, reports, true));
+	nr = build_reports(br, reports, true);
+	if (nr >= 0) {
+		bench_print(br, reports, (unsigned)nr);
+		report_release(reports, (unsigned)nr);
+	} else {
+		fprintf(stderr, "blkring: %s\n", tool_last_error());
+	}
 	fflush(br->out);
 	free(reports);
 }

@@ -24,6 +24,11 @@
 #define PUBLISH_NS 100000000ULL /* progress counters: every 100 ms */
 #define SAMPLE_NS 500000000ULL  /* bandwidth and IOPS samples: fio's bwavgtime */
 
+static inline uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 void job_fail(struct job *j, int err, const char *what)
 {
 	if (err < 0)
@@ -60,28 +65,60 @@ static void job_io_error(struct job *j, struct io_unit *io, int err)
 	job_fail(j, err, what);
 }
 
-/* The I/Os the histograms count, so each log has total_ios lines. */
+/*
+ * fio's per-I/O bandwidth and IOPS (write_bw_log, write_iops_log without
+ * log_avg_msec): each I/O is a sample of the results too, bytes * 10^6 /
+ * clat ns and 1, as fio's add_bw_sample and add_iops_sample count them.
+ */
+static void job_log_rates(struct job *j, struct dir_stats *ds, const struct io_unit *io, uint64_t t,
+                          uint64_t clat)
+{
+	if (j->log_bw) {
+		uint64_t rate = clat ? (uint64_t)io->len * 1000000 / clat : 0;
+
+		sample_add(&ds->bw, rate);
+		latlog_add(j->log, LATLOG_BW, t, rate, io->ddir, io->len, io->offset);
+	}
+	if (j->log_iops) {
+		sample_add(&ds->iops, 1);
+		latlog_add(j->log, LATLOG_IOPS, t, 1, io->ddir, io->len, io->offset);
+	}
+}
+
+/* The I/Os the histograms count, so each per-I/O log has total_ios lines. */
 static void job_log_completion(struct job *j, const struct io_unit *io, uint64_t start,
                                uint64_t issue, uint64_t now)
 {
-	uint64_t t = since(now, j->start_ns);
+	struct dir_stats *ds = &j->st->dir[io->ddir];
+	uint64_t t = since(now, j->start_ns), clat = since(now, issue);
 
 	if (!j->log || j->ramping)
 		return;
-
-	latlog_add(j->log, LATLOG_CLAT, t, since(now, issue), io->ddir, io->len, io->offset);
-	latlog_add(j->log, LATLOG_LAT, t, since(now, start), io->ddir, io->len, io->offset);
+	if (j->log_lat) {
+		latlog_add(j->log, LATLOG_CLAT, t, clat, io->ddir, io->len, io->offset);
+		latlog_add(j->log, LATLOG_LAT, t, since(now, start), io->ddir, io->len, io->offset);
+	}
+	job_log_rates(j, ds, io, t, clat);
+	if (j->log_hist)
+		latlog_hist(j->log, t, io->ddir, io->len, &ds->clat_hist);
 }
 
-static void job_log_submission(struct job *j, struct io_unit **ios, unsigned n, uint64_t start,
-                               uint64_t now)
+/* Each unit's slat: its log line, and slat_percentiles' histogram. */
+static void job_slat_each(struct job *j, struct io_unit **ios, unsigned n, uint64_t start,
+                          uint64_t now)
 {
 	uint64_t t = since(now, j->start_ns);
+	bool log = j->log_lat && !j->ramping;
 
-	for (unsigned i = 0; i < n; i++)
-		if (ios[i]->ddir < BENCH_DDIR_NR)
+	for (unsigned i = 0; i < n; i++) {
+		if (ios[i]->ddir >= BENCH_DDIR_NR)
+			continue;
+		if (j->o->slat_percentiles)
+			hist_add(&j->st->dir[ios[i]->ddir].slat_hist, now - start);
+		if (log)
 			latlog_add(j->log, LATLOG_SLAT, t, now - start, ios[i]->ddir, ios[i]->len,
 			           ios[i]->offset);
+	}
 }
 
 void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, uint64_t issue,
@@ -192,6 +229,21 @@ static void job_tw_wait_since(struct job *j, struct job_stats *st)
 	st->tw_wait_ns -= j->tw_wait_ns_start;
 }
 
+/* Bandwidth and IOPS samples start over from now, from the counts so far. */
+static void job_samples_reset(struct job *j, uint64_t now)
+{
+	job_count(j);
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		j->sample_bytes[d] = j->st->dir[d].bytes;
+		j->sample_ios[d] = j->st->dir[d].ios;
+	}
+	j->bw_sample_ns = j->iops_sample_ns = now;
+	j->next_bw_ns = j->bw_period_ns == UINT64_MAX ? UINT64_MAX : now + j->bw_period_ns;
+	j->next_iops_ns = j->iops_period_ns == UINT64_MAX ? UINT64_MAX : now + j->iops_period_ns;
+	j->next_sample_ns = min_u64(j->next_bw_ns, j->next_iops_ns);
+}
+
+/* Statistics start here: at the job's start, or when ramp_time is over. */
 void job_start_measuring(struct job *j, uint64_t now)
 {
 	struct job_stats *st = j->st;
@@ -211,10 +263,7 @@ void job_start_measuring(struct job *j, uint64_t now)
 	j->ramping = false;
 	j->start_ns = now;
 	j->end_ns = j->o->runtime_us ? now + j->o->runtime_us * 1000 : UINT64_MAX;
-	j->sample_ns = now;
-	j->next_sample_ns = now + SAMPLE_NS;
-	memset(j->sample_bytes, 0, sizeof(j->sample_bytes));
-	memset(j->sample_ios, 0, sizeof(j->sample_ios));
+	job_samples_reset(j, now);
 	job_reset_budget(j);
 	getrusage(RUSAGE_THREAD, &j->ru_start);
 	job_tw_wait(j, &j->tw_wait_nr_start, &j->tw_wait_ns_start);
@@ -222,26 +271,45 @@ void job_start_measuring(struct job *j, uint64_t now)
 	atomic_store_explicit(&j->state, JOB_RUNNING, memory_order_relaxed);
 }
 
-static void job_sample(struct job *j, uint64_t now)
+/*
+ * One interval's rate of each direction, in KiB/s or I/Os per second, to
+ * the results and to the log (of the directions that moved, as fio logs).
+ */
+static void job_sample_rates(struct job *j, uint64_t now, bool bw)
 {
-	uint64_t dt = now - j->sample_ns;
+	uint64_t dt = now - (bw ? j->bw_sample_ns : j->iops_sample_ns);
 
-	job_count(j);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
 		struct dir_stats *ds = &j->st->dir[d];
-		uint64_t bytes = ds->bytes - j->sample_bytes[d];
-		uint64_t ios = ds->ios - j->sample_ios[d];
+		uint64_t *last = bw ? &j->sample_bytes[d] : &j->sample_ios[d];
+		uint64_t moved = (bw ? ds->bytes : ds->ios) - *last;
+		uint64_t rate = (uint64_t)((unsigned __int128)moved * 1000000000ULL / dt);
 
 		if (!(j->ddirs & (1U << d)))
 			continue;
-		sample_add(&ds->bw,
-		           (uint64_t)((unsigned __int128)bytes * 1000000000ULL / dt / 1024));
-		sample_add(&ds->iops, (uint64_t)((unsigned __int128)ios * 1000000000ULL / dt));
-		j->sample_bytes[d] = ds->bytes;
-		j->sample_ios[d] = ds->ios;
+		rate = bw ? rate / 1024 : rate;
+		sample_add(bw ? &ds->bw : &ds->iops, rate);
+		if (j->log && moved)
+			latlog_add(j->log, bw ? LATLOG_BW : LATLOG_IOPS, since(now, j->start_ns),
+			           rate, d, 0, 0);
+		*last += moved;
 	}
-	j->sample_ns = now;
-	j->next_sample_ns = now + SAMPLE_NS;
+}
+
+static void job_sample(struct job *j, uint64_t now)
+{
+	job_count(j);
+	if (now >= j->next_bw_ns) {
+		job_sample_rates(j, now, true);
+		j->bw_sample_ns = now;
+		j->next_bw_ns = now + j->bw_period_ns;
+	}
+	if (now >= j->next_iops_ns) {
+		job_sample_rates(j, now, false);
+		j->iops_sample_ns = now;
+		j->next_iops_ns = now + j->iops_period_ns;
+	}
+	j->next_sample_ns = min_u64(j->next_bw_ns, j->next_iops_ns);
 }
 
 /* Counts that never go back, ramp_time included, so the display's rates
@@ -261,11 +329,6 @@ static void job_publish(struct job *j)
 		measured += ds->bytes;
 	}
 	atomic_store_explicit(&j->prog_measured, measured, memory_order_relaxed);
-}
-
-static inline uint64_t min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
 }
 
 static uint64_t tv_ns(struct timeval tv)
@@ -370,8 +433,8 @@ static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, struc
 		lat_add_n(&st->dir[j->ddir].slat, now - b->start_ns, n);
 		return;
 	}
-	if (j->log && !j->ramping)
-		job_log_submission(j, ios, n, b->start_ns, now);
+	if (unlikely(j->slat_each))
+		job_slat_each(j, ios, n, b->start_ns, now);
 	for (unsigned i = 0; i < n; i++)
 		cnt[ios[i]->ddir]++;
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
@@ -586,11 +649,7 @@ uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs)
 {
 	uint64_t start = clock_now_ns(), now;
 
-	job_count(j);
-	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
-		j->sample_bytes[d] = j->st->dir[d].bytes;
-		j->sample_ios[d] = j->st->dir[d].ios;
-	}
+	job_samples_reset(j, start);
 	j->plan = plan;
 	j->ddirs = ddirs;
 	j->ddir = (unsigned)__builtin_ctz(ddirs);
@@ -598,8 +657,6 @@ uint64_t job_run_phase(struct job *j, plan_fn plan, unsigned ddirs)
 	j->ramping = false;
 	j->think_left = UINT_MAX; /* the verify pass does not pause */
 	j->end_ns = UINT64_MAX;
-	j->sample_ns = start;
-	j->next_sample_ns = start + SAMPLE_NS;
 	atomic_store_explicit(&j->state, JOB_VERIFYING, memory_order_relaxed);
 	now = job_run_io(j, start);
 	return since(now, start);
@@ -694,6 +751,63 @@ static uint64_t rate_period(const struct job_opts *o, unsigned d, uint64_t bs)
 	return 0;
 }
 
+/* fio's logs of the job, as its init.c sets them up: the latency logs fio
+ * measures, a per-I/O bw or iops log unless log_avg_msec averages it. */
+static void job_log_spec(const struct job *j, struct log_spec *s)
+{
+	const struct job_opts *o = j->o;
+	const char *lat = opts_log_name(o, "write_lat_log");
+
+	*s = (struct log_spec){.number = j->number,
+	                       .per_job = o->per_job_logs,
+	                       .offsets = o->log_offset,
+	                       .log_max = o->log_max_value,
+	                       .avg_msec = o->log_avg_msec,
+	                       .hist_msec = o->log_hist_msec};
+	s->name[LATLOG_SLAT] = o->gtod_reduce || o->disable_slat ? NULL : lat;
+	s->name[LATLOG_CLAT] = o->gtod_reduce || o->disable_clat ? NULL : lat;
+	s->name[LATLOG_LAT] = o->gtod_reduce || o->disable_lat ? NULL : lat;
+	s->name[LATLOG_BW] = opts_log_name(o, "write_bw_log");
+	s->name[LATLOG_IOPS] = opts_log_name(o, "write_iops_log");
+	s->name[LATLOG_HIST] = opts_log_name(o, "write_hist_log");
+}
+
+/* fio's gtod_reduce(): no per-I/O iops with every time stamp left out. */
+static bool job_reduced(const struct job_opts *o)
+{
+	return o->gtod_reduce || (o->disable_clat && o->disable_slat && o->disable_bw);
+}
+
+/* The logs, what each completion writes to them, and the sample periods. */
+static int job_open_logs(struct job *j)
+{
+	const struct job_opts *o = j->o;
+	struct log_spec s;
+	bool any = false;
+	int ret;
+
+	job_log_spec(j, &s);
+	for (unsigned k = 0; k < LATLOG_NR; k++)
+		any |= s.name[k] != NULL;
+	j->bw_period_ns = j->iops_period_ns = SAMPLE_NS;
+	if (!any)
+		return 0;
+	ret = latlog_open(&j->log, &s);
+	if (ret)
+		return ret;
+	if (s.name[LATLOG_BW])
+		j->bw_period_ns = o->log_avg_msec ? o->log_avg_msec * 1000000ULL : UINT64_MAX;
+	if (s.name[LATLOG_IOPS])
+		j->iops_period_ns = o->log_avg_msec ? o->log_avg_msec * 1000000ULL : UINT64_MAX;
+	/* stats=0: fio measures nothing, so its logs stay empty. */
+	j->log_lat = o->stats && (s.name[LATLOG_SLAT] || s.name[LATLOG_CLAT] || s.name[LATLOG_LAT]);
+	j->log_bw = o->stats && j->bw_period_ns == UINT64_MAX && !o->disable_bw;
+	j->log_iops = o->stats && j->iops_period_ns == UINT64_MAX && !job_reduced(o);
+	j->log_hist = o->stats && s.name[LATLOG_HIST] && o->log_hist_msec && !o->disable_clat &&
+	              !o->gtod_reduce;
+	return 0;
+}
+
 static int job_setup(struct job *j)
 {
 	const struct job_opts *o = j->o;
@@ -733,16 +847,16 @@ static int job_setup(struct job *j)
 			return ret;
 		}
 	}
-	if (o->write_lat_log[0]) {
-		ret = latlog_open(&j->log, o->write_lat_log, j->number, o->log_offset);
-		if (ret) {
-			job_fail(j, ret, tool_last_error());
-			return ret;
-		}
-		/* Logged completions take the general accounting, which writes the log. */
-		j->single = false;
+	ret = job_open_logs(j);
+	if (ret) {
+		job_fail(j, ret, tool_last_error());
+		return ret;
 	}
-	j->account_each = j->log || j->shape;
+	/* Logged completions and slat percentiles take the general accounting. */
+	j->slat_each = (j->log_lat || o->slat_percentiles) && o->stats;
+	if (j->log_lat || j->log_bw || j->log_iops || j->log_hist || j->slat_each)
+		j->single = false;
+	j->account_each = j->log_lat || j->log_bw || j->log_iops || j->log_hist || j->shape;
 	ret = j->engine->init ? j->engine->init(j) : 0;
 	if (ret)
 		return ret;
@@ -762,8 +876,10 @@ static void job_drop_disabled(struct job *j)
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
 		struct dir_stats *ds = &j->st->dir[d];
 
-		if (o->gtod_reduce || o->disable_slat)
+		if (o->gtod_reduce || o->disable_slat) {
 			memset(&ds->slat, 0, sizeof(ds->slat));
+			memset(&ds->slat_hist, 0, sizeof(ds->slat_hist));
+		}
 		if (o->gtod_reduce || o->disable_clat) {
 			memset(&ds->clat, 0, sizeof(ds->clat));
 			memset(&ds->clat_hist, 0, sizeof(ds->clat_hist));
@@ -798,7 +914,7 @@ static void job_teardown(struct job *j)
 	if (j->engine->exit)
 		j->engine->exit(j);
 	timing_finish(j);
-	ret = latlog_close(j->log);
+	ret = latlog_close(j->log, since(clock_now_ns(), j->start_ns));
 	if (ret)
 		job_fail(j, ret, tool_last_error());
 	j->log = NULL;

@@ -122,7 +122,11 @@ struct job {
 	struct verify *verify; /* verify=crc32c: the wrapped engine and what was written */
 	void *bufs;
 	size_t bufs_len;
-	struct lat_log *log; /* write_lat_log; NULL without it */
+	struct lat_log *log; /* fio's write_*_log; NULL without them */
+	/* What each completion logs (latencies, per-I/O bw and iops, the
+	 * histogram), and whether each submission's slat is taken apart (its
+	 * log, slat_percentiles). */
+	bool log_lat, log_bw, log_iops, log_hist, slat_each;
 	/* rate_min, poisson, flow, latency_target, max_latency, steadystate
 	 * (timing.h); NULL without them. */
 	struct timing *timing;
@@ -130,7 +134,11 @@ struct job {
 	uint64_t now_ns; /* the last completion stamp an engine took */
 	uint64_t start_ns, ramp_end_ns, end_ns, next_check_ns;
 	bool ramping;
-	uint64_t next_sample_ns, sample_ns, next_publish_ns;
+	uint64_t next_sample_ns, next_publish_ns; /* the sooner of bw's and iops' */
+	/* Bandwidth and IOPS samples, each its own period (fio's bwavgtime,
+	 * iopsavgtime, log_avg_msec); UINT64_MAX when taken per I/O. */
+	uint64_t bw_period_ns, iops_period_ns;
+	uint64_t bw_sample_ns, iops_sample_ns, next_bw_ns, next_iops_ns;
 	uint64_t sample_bytes[BENCH_DDIR_NR], sample_ios[BENCH_DDIR_NR];
 	struct rusage ru_start;
 	uint64_t tw_wait_nr_start, tw_wait_ns_start; /* the ring's, when measuring began */

@@ -578,7 +578,7 @@ static bool takes_next_arg(const struct arg_opt *a)
 
 	if (a->val)
 		return false;
-	return !strcmp(a->name, "section") || (opt && !(opt->flags & OPT_BARE));
+	return !strcmp(a->name, "section") || (opt && !(opt->flags & (OPT_BARE | OPT_BARE_EMPTY)));
 }
 
 static int scan_args(struct bench_cfg *cfg, int argc, char **argv, struct cl_args *ca)

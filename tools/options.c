@@ -43,6 +43,10 @@ static const char *const zonemode_names[] = {"none", "strided", NULL};
 const char *const poll_strategy_names[] = {"all", "cookie", NULL};
 static const char *const rate_process_names[] = {"linear", "poisson", NULL};
 static const char *const submit_mode_names[] = {"inline", "offload", NULL};
+/* fio's words for unified_rw_reporting, then its older numbers for them. */
+static const char *const unified_names[] = {"none", "mixed", "both", "0", "1", "2", NULL};
+static const char *const kb_base_names[] = {"1024", "1000", NULL};
+static const char *const unit_base_names[] = {"0", "8", "1", NULL};
 
 /* ---- value parsers: each explains what it expected ---- */
 
@@ -62,22 +66,33 @@ static int mul_overflows(uint64_t a, uint64_t b, uint64_t *out)
 	return __builtin_mul_overflow(a, b, out);
 }
 
-/* fio's sizes: k, m, g, t, p are powers of 1024, with optional i and b. */
+/* The job's kb_base (1024 or 1000) while its options are read: opt_set()
+ * sets it, as fio reads sizes with the kb_base given before them. */
+static unsigned size_kb_base = 1024;
+
+/*
+ * fio's sizes: k, m, g, t, p (with an optional b) are powers of kb_base;
+ * their IEC spellings kib, mib... the other base, as fio's
+ * __get_mult_bytes has it ("inverted for compatibility": 4KiB is 4000
+ * bytes with kb_base=1024).  A bare i (4ki) is as the letter alone.
+ */
 static int parse_size(const char *s, uint64_t *out)
 {
 	static const char units[] = "kmgtp";
-	uint64_t v, mult = 1;
+	uint64_t v, mult = 1, base = size_kb_base;
 	char *end;
 	const char *u;
 
 	if (parse_u64(s, &v, &end))
 		return -EINVAL;
 	if (*end && (u = strchr(units, tolower((unsigned char)*end)))) {
-		for (long i = 0; i <= u - units; i++)
-			mult *= 1024;
 		end++;
+		if ((end[0] == 'i' || end[0] == 'I') && (end[1] == 'b' || end[1] == 'B'))
+			base = base == 1024 ? 1000 : 1024;
 		if (*end == 'i' || *end == 'I')
 			end++;
+		for (long i = 0; i <= u - units; i++)
+			mult *= base;
 	}
 	if (*end == 'b' || *end == 'B')
 		end++;
@@ -537,6 +552,27 @@ static int opt_str(const struct bench_opt *opt, const char *val, void *field)
 		return tool_error(-EINVAL, "the value is longer than %" PRIu64 " characters",
 		                  opt->maxval);
 	memcpy(field, val, len + 1);
+	return 0;
+}
+
+/* A log's prefix: a path, or empty when the key is bare (the job's name). */
+static int opt_log_name(const struct bench_opt *opt, const char *val, void *field)
+{
+	size_t len = strlen(val);
+
+	if (len > opt->maxval)
+		return tool_error(-EINVAL, "the value is longer than %" PRIu64 " characters",
+		                  opt->maxval);
+	memcpy(field, val, len + 1);
+	return 0;
+}
+
+/* unified_rw_reporting: none, mixed, both, or fio's 0, 1, 2 for them. */
+static int opt_unified(const struct bench_opt *opt, const char *val, void *field)
+{
+	if (opt_choice(opt, val, field))
+		return -EINVAL;
+	*(unsigned *)field %= 3;
 	return 0;
 }
 
@@ -1749,8 +1785,6 @@ const struct bench_opt bench_opts[] = {
         JOB(force_async),
         .maxval = UINT32_MAX,
     },
-    NOTED("disable_bw_measurement",
-          "fio 3.33 reports the bandwidth samples with it too; the results are as without it"),
     NOTED("registerfiles", "a job's device is always registered with its ring"),
     NOTED("nonvectored", "the ring engine issues non-vectored reads and writes"),
     NOTED("uncached", "blkring has no uncached buffered I/O (RWF_UNCACHED)"),
@@ -1812,20 +1846,151 @@ const struct bench_opt bench_opts[] = {
         .flags = OPT_BARE,
     },
     {
+        .name = "clat_percentiles",
+        .arg = "BOOL",
+        .help = "report completion latency percentiles",
+        .def = "1",
+        .parse = opt_bool,
+        JOB(clat_percentiles),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "slat_percentiles",
+        .arg = "BOOL",
+        .help = "report submission latency percentiles too",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(slat_percentiles),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "stats",
+        .arg = "BOOL",
+        .help = "0: the job is measured for nothing and left out of the results",
+        .def = "1",
+        .parse = opt_bool,
+        JOB(stats),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "unified_rw_reporting",
+        .arg = "none|mixed|both",
+        .help = "mixed: the directions reported as one, \"mixed\"; both: each, then mixed "
+                "(0, 1, 2 are fio's old names)",
+        .def = "none",
+        .parse = opt_unified,
+        JOB(unified_rw_reporting),
+        .choices = unified_names,
+    },
+    {
+        .name = "kb_base",
+        .arg = "1024|1000",
+        .help = "the normal output's units: 1024, binary (KiB) first; 1000, decimal (kB) first",
+        .def = "1024",
+        .parse = opt_choice,
+        JOB(kb_base),
+        .choices = kb_base_names,
+    },
+    {
+        .name = "unit_base",
+        .arg = "0|8|1",
+        .help = "the normal output's bandwidth: 8 (or 0) in bytes, 1 in bits",
+        .def = "0",
+        .parse = opt_choice,
+        JOB(unit_base),
+        .choices = unit_base_names,
+    },
+    {
         .name = "write_lat_log",
         .arg = "NAME",
-        .help = "per-I/O latency logs NAME_{slat,clat,lat}.N.log",
-        .parse = opt_str,
+        .help = "latency logs NAME_{slat,clat,lat}.N.log (bare: the job's name)",
+        .parse = opt_log_name,
         JOB(write_lat_log),
+        .flags = OPT_BARE_EMPTY,
         .maxval = BENCH_PATH_MAX - 1 - 32, /* a path, less the logs' suffixes */
+    },
+    {
+        .name = "write_bw_log",
+        .arg = "NAME",
+        .help = "bandwidth log NAME_bw.N.log, KiB/s (bare: the job's name)",
+        .parse = opt_log_name,
+        JOB(write_bw_log),
+        .flags = OPT_BARE_EMPTY,
+        .maxval = BENCH_PATH_MAX - 1 - 32,
+    },
+    {
+        .name = "write_iops_log",
+        .arg = "NAME",
+        .help = "IOPS log NAME_iops.N.log (bare: the job's name)",
+        .parse = opt_log_name,
+        JOB(write_iops_log),
+        .flags = OPT_BARE_EMPTY,
+        .maxval = BENCH_PATH_MAX - 1 - 32,
+    },
+    {
+        .name = "write_hist_log",
+        .arg = "NAME",
+        .help = "completion latency histogram log NAME_clat_hist.N.log, every log_hist_msec "
+                "(bare: the job's name)",
+        .parse = opt_log_name,
+        JOB(write_hist_log),
+        .flags = OPT_BARE_EMPTY,
+        .maxval = BENCH_PATH_MAX - 1 - 32,
+    },
+    {
+        .name = "log_avg_msec",
+        .arg = "MSEC",
+        .help = "log lines averaged over this many ms (0: bw, iops and latency per I/O)",
+        .def = "0",
+        .parse = opt_int,
+        JOB(log_avg_msec),
+        .maxval = INT32_MAX,
+    },
+    {
+        .name = "log_hist_msec",
+        .arg = "MSEC",
+        .help = "write_hist_log: a histogram line this often (0: none)",
+        .def = "0",
+        .parse = opt_int,
+        JOB(log_hist_msec),
+        .maxval = INT32_MAX,
+    },
+    {
+        .name = "log_max_value",
+        .arg = "BOOL",
+        .help = "with log_avg_msec, log each window's largest value, not its mean",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(log_max_value),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "per_job_logs",
+        .arg = "BOOL",
+        .help = "logs named NAME_KIND.N.log; 0: NAME_KIND.log, appended to by every job",
+        .def = "1",
+        .parse = opt_bool,
+        JOB(per_job_logs),
+        .flags = OPT_BARE,
     },
     {
         .name = "log_offset",
         .arg = "BOOL",
-        .help = "latency log lines carry the I/O's offset",
+        .help = "log lines carry the I/O's offset",
         .def = "0",
         .parse = opt_bool,
         JOB(log_offset),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "disable_bw_measurement",
+        .alias = "disable_bw",
+        .arg = "BOOL",
+        .help = "no per-I/O bandwidth (write_bw_log without log_avg_msec): as fio 3.33, the "
+                "interval samples stay",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(disable_bw),
         .flags = OPT_BARE,
     },
     {
@@ -2104,7 +2269,6 @@ static const char *const fio_only[] = {
     "ba",
     "bwavgtime",
     "cgroup",
-    "clat_percentiles",
     "cpumask",
     "cpus_allowed_policy",
     "create_fsync",
@@ -2127,11 +2291,8 @@ static const char *const fio_only[] = {
     "iomem_align",
     "iopsavgtime",
     "ioscheduler",
-    "kb_base",
     "lat_log",
     "lockfile",
-    "log_avg_msec",
-    "log_hist_msec",
     "nice",
     "numa_cpu_nodes",
     "numa_mem_policy",
@@ -2146,14 +2307,11 @@ static const char *const fio_only[] = {
     "scramble_buffers",
     "serialize_overlap",
     "significant_figures",
-    "slat_percentiles",
     "sync",
     "trim_backlog",
     "trim_percentage",
     "uid",
     "gid",
-    "unified_rw_reporting",
-    "unit_base",
     "unlink",
     "unlink_each_loop",
     "verify_async",
@@ -2161,10 +2319,7 @@ static const char *const fio_only[] = {
     "verify_state_load",
     "verify_state_save",
     "wait_for",
-    "write_bw_log",
-    "write_hist_log",
     "write_iolog",
-    "write_iops_log",
     "read_iolog",
     "zero_buffers",
     "enghelp",
@@ -2273,11 +2428,12 @@ int opt_set(struct job_opts *o, struct run_opts *r, const char *name, const char
 		                  "or on the command line",
 		                  where, name);
 	if (!val) {
-		if (!(opt->flags & OPT_BARE))
+		if (!(opt->flags & (OPT_BARE | OPT_BARE_EMPTY)))
 			return tool_error(-EINVAL, "%s: option '%s' needs a value (%s=%s)", where,
 			                  name, name, opt->arg);
-		val = "1";
+		val = (opt->flags & OPT_BARE) ? "1" : "";
 	}
+	size_kb_base = o->kb_base == KB_BASE_1000 ? 1000 : 1024;
 	if (opt->parse(opt, val, opt_field(opt, o, r))) {
 		snprintf(why, sizeof(why), "%s", tool_last_error());
 		return tool_error(-EINVAL, "%s: option '%s': %s", where, name, why);
@@ -2292,6 +2448,16 @@ bool opt_is_set(const struct job_opts *o, const char *name)
 	const struct bench_opt *opt = opt_find(name);
 
 	return opt && o->set[opt_index(opt)];
+}
+
+const char *opts_log_name(const struct job_opts *o, const char *name)
+{
+	const struct bench_opt *opt = opt_find(name);
+	const char *v = (const char *)o + opt->off;
+
+	if (!o->set[opt_index(opt)])
+		return NULL;
+	return v[0] ? v : o->name;
 }
 
 void opts_help(FILE *f)
@@ -2315,7 +2481,10 @@ static void cmdhelp_one(FILE *f, const struct bench_opt *opt)
 	fprintf(f, "%20s: %s\n", opt->name, opt->help);
 	if (opt->alias)
 		fprintf(f, "%20s: %s\n", "alias", opt->alias);
-	fprintf(f, "%20s: %s%s\n", "type", opt->arg, (opt->flags & OPT_BARE) ? " (alone: 1)" : "");
+	fprintf(f, "%20s: %s%s\n", "type", opt->arg,
+	        (opt->flags & OPT_BARE)         ? " (alone: 1)"
+	        : (opt->flags & OPT_BARE_EMPTY) ? " (alone: the job's name)"
+	                                        : "");
 	fprintf(f, "%20s: %s\n", "default", opt->def ? opt->def : "no default");
 	for (unsigned i = 0; opt->choices && opt->choices[i]; i++)
 		fprintf(f, "%20s: %s\n", i ? "" : "valid values", opt->choices[i]);

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define BENCH_MAX_OPTS 192
+#define BENCH_MAX_OPTS 224
 #define BENCH_MAX_PERCENTILES 20 /* fio's FIO_IO_U_LIST_MAX_LEN */
 #define BENCH_NAME_MAX 256
 #define BENCH_PATH_MAX 1024
@@ -106,10 +106,13 @@ enum { VERIFY_NONE }; /* verify: else an index into verify_kinds[] (verify.c) */
 /* --output-format's formats: any of them, printed terse, JSON, normal, as fio does. */
 #define FORMAT_NORMAL (1U << 0)
 #define FORMAT_JSON (1U << 1)
-#define FORMAT_JSON_PLUS (1U << 2)                /* JSON with histogram bins */
-#define FORMAT_TERSE (1U << 3)                    /* fio's terse version 3 */
-enum { POLL_STRATEGY_ALL, POLL_STRATEGY_COOKIE }; /* the table key poll='s values */
-extern const char *const poll_strategy_names[];   /* "all", "cookie" */
+#define FORMAT_JSON_PLUS (1U << 2)                      /* JSON with histogram bins */
+#define FORMAT_TERSE (1U << 3)                          /* fio's terse version 3 */
+enum { POLL_STRATEGY_ALL, POLL_STRATEGY_COOKIE };       /* the table key poll='s values */
+enum { UNIFIED_SPLIT, UNIFIED_MIXED, UNIFIED_BOTH };    /* unified_rw_reporting= */
+enum { KB_BASE_1024, KB_BASE_1000 };                    /* kb_base= */
+enum { UNIT_BASE_AUTO, UNIT_BASE_BYTE, UNIT_BASE_BIT }; /* unit_base=0, 8, 1 */
+extern const char *const poll_strategy_names[];         /* "all", "cookie" */
 
 /* file_service_type: how a job with several files picks the next one. */
 enum { FILE_SERVICE_ROUNDROBIN, FILE_SERVICE_SEQUENTIAL, FILE_SERVICE_RANDOM };
@@ -221,8 +224,19 @@ struct job_opts {
 	bool group_reporting;
 	struct percentiles percentile_list;
 	bool lat_percentiles;
-	char write_lat_log[BENCH_PATH_MAX]; /* empty: no per-I/O latency logs */
-	bool log_offset;
+	bool clat_percentiles, slat_percentiles;
+	bool stats;                    /* 0: the job is measured for nothing and not reported */
+	unsigned unified_rw_reporting; /* UNIFIED_* */
+	unsigned kb_base, unit_base;   /* KB_BASE_*, UNIT_BASE_*: the normal output's units */
+	/* fio's logs: a prefix each, given (or the job's name when given bare)
+	 * when its bit in o->set is; opts_log_name() says which. */
+	char write_lat_log[BENCH_PATH_MAX];
+	char write_bw_log[BENCH_PATH_MAX], write_iops_log[BENCH_PATH_MAX];
+	char write_hist_log[BENCH_PATH_MAX];
+	unsigned log_avg_msec;  /* 0: bw and iops per I/O, latencies per I/O */
+	unsigned log_hist_msec; /* 0: no histogram lines */
+	bool log_offset, log_max_value, per_job_logs;
+	bool disable_bw;            /* fio's disable_bw_measurement: no per-I/O bandwidth */
 	unsigned continue_on_error; /* COE_* */
 	bool stonewall;
 	bool sqthread_poll;         /* BLKRING_SETUP_SQPOLL */
@@ -259,9 +273,10 @@ struct bench_opt;
 typedef int (*opt_parse_fn)(const struct bench_opt *opt, const char *val, void *field);
 
 /* Where an option may appear. */
-#define OPT_RUN (1U << 0)     /* whole run: command line or [global] */
-#define OPT_CMDLINE (1U << 1) /* command line only */
-#define OPT_BARE (1U << 2)    /* a bare key means 1 */
+#define OPT_RUN (1U << 0)        /* whole run: command line or [global] */
+#define OPT_CMDLINE (1U << 1)    /* command line only */
+#define OPT_BARE (1U << 2)       /* a bare key means 1 */
+#define OPT_BARE_EMPTY (1U << 3) /* a bare key means an empty value (fio's write_*_log) */
 
 /* A row of the table, written with designated initialisers as fio's are. */
 struct bench_opt {
@@ -311,6 +326,8 @@ void opts_defaults(struct job_opts *o, struct run_opts *r);
 int opt_set(struct job_opts *o, struct run_opts *r, const char *name, const char *val,
             const char *where, bool cmdline, bool in_job);
 bool opt_is_set(const struct job_opts *o, const char *name);
+/* A log option's prefix: its value, the job's name when given bare, NULL when not given. */
+const char *opts_log_name(const struct job_opts *o, const char *name);
 /* One line per option. */
 void opts_help(FILE *f);
 /* fio's --cmdhelp: "all" lists every option with its help, a name shows

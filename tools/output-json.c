@@ -106,13 +106,13 @@ static json_object *json_lat(struct jb *b, json_object *o, const char *key,
 	return l;
 }
 
-static void json_dir(struct jb *b, json_object *job, const struct report *r, unsigned d,
-                     uint64_t group_bw)
+static void json_dir(struct jb *b, json_object *job, const struct report *r,
+                     const struct dir_view *v, uint64_t group_bw)
 {
-	const struct dir_stats *ds = &r->st->dir[d];
+	const struct dir_stats *ds = v->ds;
 	const struct job_opts *o = &r->def->o;
-	json_object *dir = jobj(b, job, ddir_names[d]), *l;
-	uint64_t bw = report_bw_bytes(r, d);
+	json_object *dir = jobj(b, job, v->name), *l;
+	uint64_t bw = view_bw_bytes(v);
 
 	if (!dir)
 		return;
@@ -120,15 +120,17 @@ static void json_dir(struct jb *b, json_object *job, const struct report *r, uns
 	jint(b, dir, "io_kbytes", (int64_t)(ds->bytes / 1024));
 	jint(b, dir, "bw_bytes", (int64_t)bw);
 	jint(b, dir, "bw", (int64_t)(bw / 1024));
-	jdbl(b, dir, "iops", report_iops(r, d));
-	jint(b, dir, "runtime", (int64_t)report_runtime_ms(r, d));
+	jdbl(b, dir, "iops", view_iops(v));
+	jint(b, dir, "runtime", (int64_t)view_runtime_ms(v));
 	jint(b, dir, "total_ios", (int64_t)ds->ios);
 	jint(b, dir, "short_ios", (int64_t)ds->short_ios);
 	/* blkring never drops a queued I/O. */
 	jint(b, dir, "drop_ios", 0);
-	json_lat(b, dir, "slat_ns", &ds->slat);
+	l = json_lat(b, dir, "slat_ns", &ds->slat);
+	if (l && o->slat_percentiles)
+		json_percentiles(b, l, &ds->slat_hist, &o->percentile_list);
 	l = json_lat(b, dir, "clat_ns", &ds->clat);
-	if (l)
+	if (l && o->clat_percentiles)
 		json_percentiles(b, l, &ds->clat_hist, &o->percentile_list);
 	l = json_lat(b, dir, "lat_ns", &ds->lat);
 	if (l && o->lat_percentiles)
@@ -172,19 +174,48 @@ static void json_buckets(struct jb *b, json_object *job, const char *key, const 
 static const char *const depth_keys[DEPTH_MAP_NR] = {"1", "2", "4", "8", "16", "32", ">=64"};
 static const char *const batch_keys[DEPTH_MAP_NR] = {"0", "4", "8", "16", "32", "64", ">=64"};
 
-static void json_misc(struct jb *b, json_object *job, const struct report *r)
+static void json_sync(struct jb *b, json_object *job, const struct report *r)
 {
 	const struct job_stats *st = r->st;
 	json_object *sync = jobj(b, job, "sync"), *l;
+
+	if (!sync)
+		return;
+	jint(b, sync, "total_ios", (int64_t)st->sync_ios);
+	l = json_lat(b, sync, "lat_ns", &st->sync_lat);
+	if (l)
+		json_percentiles(b, l, &st->sync_hist, &r->def->o.percentile_list);
+}
+
+/*
+ * fio's three directions always (write zeroes when the job has it) and
+ * sync; unified_rw_reporting=mixed has "mixed" alone, both has it last.
+ */
+static void json_dirs(struct jb *b, json_object *job, const struct report *r,
+                      const struct group_summary *g)
+{
+	struct dir_view v;
+
+	for (unsigned d = 0; !report_mixed_only(r) && d < BENCH_DDIR_NR; d++) {
+		if (d >= FIO_DDIR_NR && !report_dir_used(r, d))
+			continue;
+		v = report_view(r, d);
+		json_dir(b, job, r, &v, g->agg_bw[d]);
+	}
+	if (!report_mixed_only(r))
+		json_sync(b, job, r);
+	if (r->mixed) {
+		v = report_mixed_view(r);
+		json_dir(b, job, r, &v, g->agg_bw[DDIR_READ]);
+	}
+}
+
+static void json_misc(struct jb *b, json_object *job, const struct report *r)
+{
+	const struct job_stats *st = r->st;
 	struct lat_buckets lb;
 	double usr, sys;
 
-	if (sync) {
-		jint(b, sync, "total_ios", (int64_t)st->sync_ios);
-		l = json_lat(b, sync, "lat_ns", &st->sync_lat);
-		if (l)
-			json_percentiles(b, l, &st->sync_hist, &r->def->o.percentile_list);
-	}
 	jint(b, job, "job_runtime", (int64_t)((st->runtime_ns + st->verify_ns) / 1000000));
 	report_cpu(r, &usr, &sys);
 	jdbl(b, job, "usr_cpu", usr);
@@ -270,10 +301,7 @@ static void json_job(struct jb *b, json_object *jobs, const struct report *r,
 	/* fio's: the whole run's, in seconds rounded up. */
 	jint(b, job, "elapsed", (int64_t)((elapsed_ns + 999999999) / 1000000000));
 	json_kvlist(b, job, "job options", &r->def->given);
-	/* fio's three directions always; write zeroes when the job has it. */
-	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
-		if (d < FIO_DDIR_NR || report_dir_used(r, d))
-			json_dir(b, job, r, d, g->agg_bw[d]);
+	json_dirs(b, job, r, g);
 	json_misc(b, job, r);
 	if (r->def->o.description[0])
 		jstr(b, job, "desc", r->def->o.description);

@@ -125,51 +125,108 @@ static void show_percentiles(FILE *f, const char *name, const struct hist *h,
 	}
 }
 
-/* fio's: KiB/s, or MiB/s (whole numbers for min and max) once the mean
- * is above 1 GiB/s. */
-static void show_samples(FILE *f, const struct dir_stats *ds, uint64_t group_bw)
+/*
+ * fio's: KiB/s (kB/s with kb_base=1000, the numbers the same), or MiB/s
+ * (whole numbers for min and max) once the mean is above kb_base^2.  fio
+ * 3.33's unit_base never reaches this line.
+ */
+static void show_samples(FILE *f, const struct dir_stats *ds, uint64_t group_bw, unsigned kb_base)
 {
 	const struct sample_stat *bw = &ds->bw, *io = &ds->iops;
-	uint64_t div = 1, min = sample_min(bw), max = bw->max;
+	uint64_t base = kb_base == KB_BASE_1000 ? 1000 : 1024, div = 1;
 	double mean = bw->mean, dev = sample_stddev(bw);
-	const char *unit = "KiB";
+	const char *unit = kb_base == KB_BASE_1000 ? "kB" : "KiB";
 
-	if (!bw->n)
-		return;
-	if (mean > 1024.0 * 1024.0) {
-		div = 1024;
+	if (bw->n && mean > (double)(base * base)) {
+		div = base;
 		unit = "MiB";
 	}
-	fprintf(f,
-	        "   bw (%5s/s): min=%5" PRIu64 ", max=%5" PRIu64 ", per=%3.2f%%, avg=%5.02f, "
-	        "stdev=%5.02f, samples=%" PRIu64 "\n",
-	        unit, min / div, max / div, sample_pct_of_group(bw, group_bw), mean / (double)div,
-	        dev / (double)div, bw->n);
-	fprintf(f,
-	        "   iops        : min=%5" PRIu64 ", max=%5" PRIu64 ", avg=%5.02f, stdev=%5.02f, "
-	        "samples=%" PRIu64 "\n",
-	        sample_min(io), io->max, io->mean, sample_stddev(io), io->n);
+	if (bw->n)
+		fprintf(f,
+		        "   bw (%5s/s): min=%5" PRIu64 ", max=%5" PRIu64 ", per=%3.2f%%, "
+		        "avg=%5.02f, stdev=%5.02f, samples=%" PRIu64 "\n",
+		        unit, sample_min(bw) / div, bw->max / div,
+		        sample_pct_of_group(bw, group_bw), mean / (double)div, dev / (double)div,
+		        bw->n);
+	if (io->n)
+		fprintf(f,
+		        "   iops        : min=%5" PRIu64 ", max=%5" PRIu64 ", avg=%5.02f, "
+		        "stdev=%5.02f, samples=%" PRIu64 "\n",
+		        sample_min(io), io->max, io->mean, sample_stddev(io), io->n);
 }
 
-static void show_dir(FILE *f, const struct report *r, unsigned d, uint64_t group_bw)
-{
-	const struct dir_stats *ds = &r->st->dir[d];
-	const struct job_opts *o = &r->def->o;
-	char iops[32], bw2[32], bw10[32], io[32];
+/* fio's num2str of a rate or a size, in the units kb_base and unit_base
+ * ask for: "BW=%s (%s)" shows the first, then the other prefixes. */
+struct units {
+	bool pow2; /* binary prefixes first (kb_base=1024) */
+	bool bits; /* unit_base=1: bandwidth in bits */
+};
 
-	fmt_num(iops, sizeof(iops), report_iops(r, d), false);
-	fmt_num(bw2, sizeof(bw2), (double)report_bw_bytes(r, d), true);
-	fmt_num(bw10, sizeof(bw10), (double)report_bw_bytes(r, d), false);
-	fmt_num(io, sizeof(io), (double)ds->bytes, true);
-	fprintf(f, "  %s: IOPS=%s, BW=%sB/s (%sB/s)(%sB/%" PRIu64 "msec)\n", ddir_names[d], iops,
-	        bw2, bw10, io, report_runtime_ms(r, d));
+static struct units opts_units(unsigned kb_base, unsigned unit_base)
+{
+	return (struct units){kb_base == KB_BASE_1024, unit_base == UNIT_BASE_BIT};
+}
+
+static void fmt_rate(char *buf, size_t len, uint64_t bytes_s, struct units u, bool first)
+{
+	size_t n;
+
+	fmt_num(buf, len, (double)bytes_s * (u.bits ? 8.0 : 1.0), first ? u.pow2 : !u.pow2);
+	n = strlen(buf);
+	snprintf(buf + n, len - n, "%s", u.bits ? "bit/s" : "B/s");
+}
+
+static void fmt_size(char *buf, size_t len, uint64_t bytes, struct units u, bool first)
+{
+	size_t n;
+
+	fmt_num(buf, len, (double)bytes, first ? u.pow2 : !u.pow2);
+	n = strlen(buf);
+	snprintf(buf + n, len - n, "B");
+}
+
+/* fio's order: the latencies, then slat, clat and lat percentiles as asked. */
+static void show_dir(FILE *f, const struct report *r, const struct dir_view *v, uint64_t group_bw)
+{
+	const struct dir_stats *ds = v->ds;
+	const struct job_opts *o = &r->def->o;
+	struct units u = opts_units(o->kb_base, o->unit_base);
+	char iops[32], bw[32], bw_alt[32], io[32];
+
+	fmt_num(iops, sizeof(iops), view_iops(v), false);
+	fmt_rate(bw, sizeof(bw), view_bw_bytes(v), u, true);
+	fmt_rate(bw_alt, sizeof(bw_alt), view_bw_bytes(v), u, false);
+	fmt_size(io, sizeof(io), ds->bytes, u, true);
+	fprintf(f, "  %s: IOPS=%s, BW=%s (%s)(%s/%" PRIu64 "msec)\n", v->name, iops, bw, bw_alt, io,
+	        view_runtime_ms(v));
 	show_lat(f, "slat", &ds->slat);
 	show_lat(f, "clat", &ds->clat);
 	show_lat(f, " lat", &ds->lat);
-	show_percentiles(f, "clat", &ds->clat_hist, &o->percentile_list);
+	if (o->slat_percentiles && ds->slat.n)
+		show_percentiles(f, "slat", &ds->slat_hist, &o->percentile_list);
+	if (o->clat_percentiles)
+		show_percentiles(f, "clat", &ds->clat_hist, &o->percentile_list);
 	if (o->lat_percentiles)
 		show_percentiles(f, " lat", &ds->lat_hist, &o->percentile_list);
-	show_samples(f, ds, group_bw);
+	show_samples(f, ds, group_bw, o->kb_base);
+}
+
+/* unified_rw_reporting: mixed alone, or after the directions (both). */
+static void show_dirs(FILE *f, const struct report *r, const struct group_summary *g)
+{
+	struct dir_view v;
+
+	for (unsigned d = 0; !report_mixed_only(r) && d < BENCH_DDIR_NR; d++) {
+		if (!report_dir_used(r, d))
+			continue;
+		v = report_view(r, d);
+		show_dir(f, r, &v, g->agg_bw[d]);
+	}
+	if (!r->mixed)
+		return;
+	/* fio's mixed block is its first direction: its share is of the reads'. */
+	v = report_mixed_view(r);
+	show_dir(f, r, &v, g->agg_bw[DDIR_READ]);
 }
 
 static void show_lat_line(FILE *f, const char *unit, const double *pct, unsigned nr)
@@ -204,6 +261,23 @@ static void show_map(FILE *f, const char *label, const char *const *keys, const 
 static const char *const depth_keys[DEPTH_MAP_NR] = {"1", "2", "4", "8", "16", "32", ">=64"};
 static const char *const batch_keys[DEPTH_MAP_NR] = {"0", "4", "8", "16", "32", "64", ">=64"};
 
+/* fio's issued counts; mixed, all of them in the first (its sync count too). */
+static void show_issued(FILE *f, const struct report *r)
+{
+	const struct job_stats *st = r->st;
+	uint64_t total[FIO_DDIR_NR], shorts[FIO_DDIR_NR];
+	bool mixed = report_mixed_only(r);
+
+	for (unsigned d = 0; d < FIO_DDIR_NR; d++) {
+		total[d] = mixed ? (d ? 0 : r->mixed->ios) : st->dir[d].ios;
+		shorts[d] = mixed ? (d ? 0 : r->mixed->short_ios) : st->dir[d].short_ios;
+	}
+	fprintf(f,
+	        "     issued rwts: total=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+	        " short=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",0 dropped=0,0,0,0\n",
+	        total[0], total[1], total[2], st->sync_ios, shorts[0], shorts[1], shorts[2]);
+}
+
 static void show_misc(FILE *f, const struct report *r)
 {
 	const struct job_stats *st = r->st;
@@ -222,11 +296,7 @@ static void show_misc(FILE *f, const struct report *r)
 	show_map(f, "  IO depths    ", depth_keys, st->depth_map, st->issued);
 	show_map(f, "     submit    ", batch_keys, st->submit_map, st->submits);
 	show_map(f, "     complete  ", batch_keys, st->complete_map, st->completes);
-	fprintf(f,
-	        "     issued rwts: total=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-	        " short=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",0 dropped=0,0,0,0\n",
-	        st->dir[0].ios, st->dir[1].ios, st->dir[2].ios, st->sync_ios, st->dir[0].short_ios,
-	        st->dir[1].short_ios, st->dir[2].short_ios);
+	show_issued(f, r);
 	if (st->dir[DDIR_ZERO].ios)
 		fprintf(f, "     issued zero: total=%" PRIu64 " short=%" PRIu64 "\n",
 		        st->dir[DDIR_ZERO].ios, st->dir[DDIR_ZERO].short_ios);
@@ -262,9 +332,7 @@ static void show_report(FILE *f, const struct report *r, const struct group_summ
 	        r->nr_jobs, r->st->error, r->tid, when);
 	if (r->def->o.description[0])
 		fprintf(f, "  Description  : [%s]\n", r->def->o.description);
-	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
-		if (report_dir_used(r, d))
-			show_dir(f, r, d, g->agg_bw[d]);
+	show_dirs(f, r, g);
 	if (r->st->sync_ios) {
 		fprintf(f, "  fsync/fdatasync/sync_file_range:\n");
 		show_lat(f, "sync", &r->st->sync_lat);
@@ -275,33 +343,70 @@ static void show_report(FILE *f, const struct report *r, const struct group_summ
 		show_steadystate(f, r->st->ss);
 }
 
+/* One "Run status group" line: bytes/s of the group, of its slowest and
+ * fastest report, bytes, and their runtimes. */
+struct group_line {
+	uint64_t agg, min, max, bytes, min_run, max_run;
+};
+
+static void show_group_line(FILE *f, const char *label, const struct group_line *l, struct units u)
+{
+	char agg[32], agg_alt[32], min[32], max[32], min_alt[32], max_alt[32], io[32], io_alt[32];
+
+	fmt_rate(agg, sizeof(agg), l->agg, u, true);
+	fmt_rate(agg_alt, sizeof(agg_alt), l->agg, u, false);
+	fmt_rate(min, sizeof(min), l->min, u, true);
+	fmt_rate(max, sizeof(max), l->max, u, true);
+	fmt_rate(min_alt, sizeof(min_alt), l->min, u, false);
+	fmt_rate(max_alt, sizeof(max_alt), l->max, u, false);
+	fmt_size(io, sizeof(io), l->bytes, u, true);
+	fmt_size(io_alt, sizeof(io_alt), l->bytes, u, false);
+	fprintf(f, "%s: bw=%s (%s), %s-%s (%s-%s), io=%s (%s), run=%" PRIu64 "-%" PRIu64 "msec\n",
+	        label, agg, agg_alt, min, max, min_alt, max_alt, io, io_alt, l->min_run,
+	        l->max_run);
+}
+
+static struct group_line group_line(const struct group_summary *g, unsigned d)
+{
+	return (struct group_line){g->agg_bw[d], g->min_bw[d],     g->max_bw[d],
+	                           g->bytes[d],  g->min_run_ms[d], g->max_run_ms[d]};
+}
+
+/* fio's show_mixed_group_stats (unified_rw_reporting=both): the lines summed. */
+static void show_group_mixed(FILE *f, const struct group_summary *g, struct units u)
+{
+	struct group_line m = {.min = UINT64_MAX, .min_run = UINT64_MAX};
+
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		if (!g->nr[d])
+			continue;
+		m.agg += g->agg_bw[d];
+		m.bytes += g->bytes[d];
+		m.min = g->min_bw[d] < m.min ? g->min_bw[d] : m.min;
+		m.max = g->max_bw[d] > m.max ? g->max_bw[d] : m.max;
+		m.min_run = g->min_run_ms[d] < m.min_run ? g->min_run_ms[d] : m.min_run;
+		m.max_run = g->max_run_ms[d] > m.max_run ? g->max_run_ms[d] : m.max_run;
+	}
+	if (m.max_run)
+		show_group_line(f, "  MIXED", &m, u);
+}
+
 static void show_group(FILE *f, const struct group_summary *g)
 {
 	static const char *const labels[BENCH_DDIR_NR] = {"   READ", "  WRITE", "   TRIM",
 	                                                  "   ZERO"};
+	struct units u = opts_units(g->kb_base, g->unit_base);
 
 	fprintf(f, "\nRun status group %u (all jobs):\n", g->groupid);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
-		char agg2[32], agg10[32], min2[32], max2[32], min10[32], max10[32], io2[32],
-		    io10[32];
+		struct group_line l = group_line(g, d);
 
-		if (!g->nr[d])
-			continue;
-		fmt_num(agg2, sizeof(agg2), (double)g->agg_bw[d], true);
-		fmt_num(agg10, sizeof(agg10), (double)g->agg_bw[d], false);
-		fmt_num(min2, sizeof(min2), (double)g->min_bw[d], true);
-		fmt_num(max2, sizeof(max2), (double)g->max_bw[d], true);
-		fmt_num(min10, sizeof(min10), (double)g->min_bw[d], false);
-		fmt_num(max10, sizeof(max10), (double)g->max_bw[d], false);
-		fmt_num(io2, sizeof(io2), (double)g->bytes[d], true);
-		fmt_num(io10, sizeof(io10), (double)g->bytes[d], false);
-		fprintf(
-		    f,
-		    "%s: bw=%sB/s (%sB/s), %sB/s-%sB/s (%sB/s-%sB/s), io=%sB (%sB), run=%" PRIu64
-		    "-%" PRIu64 "msec\n",
-		    labels[d], agg2, agg10, min2, max2, min10, max10, io2, io10, g->min_run_ms[d],
-		    g->max_run_ms[d]);
+		if (g->nr[d])
+			show_group_line(f, g->unified == UNIFIED_MIXED ? "  MIXED" : labels[d], &l,
+			                u);
 	}
+	if (g->unified == UNIFIED_BOTH)
+		show_group_mixed(f, g, u);
 }
 
 int output_normal(FILE *f, const struct report *r, unsigned nr)

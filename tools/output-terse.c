@@ -30,16 +30,18 @@ static void terse_lat(FILE *f, const struct lat_stat *s)
 }
 
 /* The percentiles of completion latency (total latency with
- * lat_percentiles), "p%=usec", the list padded with "0%=0". */
+ * lat_percentiles, none with clat_percentiles=0), "p%=usec", the list
+ * padded with "0%=0". */
 static void terse_percentiles(FILE *f, const struct dir_stats *ds, const struct job_opts *o)
 {
 	const struct hist *h = o->lat_percentiles ? &ds->lat_hist : &ds->clat_hist;
 	const struct percentiles *pl = &o->percentile_list;
 	uint64_t v[BENCH_MAX_PERCENTILES] = {0};
+	unsigned nr = o->lat_percentiles || o->clat_percentiles ? pl->nr : 0;
 
 	hist_percentiles(h, pl->p, pl->nr, v);
 	for (unsigned i = 0; i < TERSE_PERCENTILES; i++) {
-		if (i < pl->nr)
+		if (i < nr)
 			fprintf(f, ";%f%%=%" PRIu64, pl->p[i], v[i] / 1000);
 		else
 			fprintf(f, ";0%%=0");
@@ -57,10 +59,10 @@ static double terse_pct_of_group(const struct sample_stat *bw, uint64_t group_bw
 	return pct > 100.0 ? 100.0 : pct;
 }
 
-static void terse_dir(FILE *f, const struct report *r, unsigned d, uint64_t group_bw)
+static void terse_dir(FILE *f, const struct report *r, const struct dir_view *v, uint64_t group_bw)
 {
-	const struct dir_stats *ds = &r->st->dir[d];
-	uint64_t ms = report_runtime_ms(r, d), bw = 0, iops = 0;
+	const struct dir_stats *ds = v->ds;
+	uint64_t ms = view_runtime_ms(v), bw = 0, iops = 0;
 
 	if (ms) {
 		bw = 1000 * ds->bytes / ms / 1024;
@@ -76,6 +78,21 @@ static void terse_dir(FILE *f, const struct report *r, unsigned d, uint64_t grou
 		        terse_pct_of_group(&ds->bw, group_bw), ds->bw.mean, sample_stddev(&ds->bw));
 	else
 		fprintf(f, ";0;0;0.000000%%;0.000000;0.000000");
+}
+
+/* Reads and writes; mixed in their place, or after them with both. */
+static void terse_dirs(FILE *f, const struct report *r, const struct group_summary *g)
+{
+	struct dir_view v;
+
+	for (unsigned d = DDIR_READ; !report_mixed_only(r) && d <= DDIR_WRITE; d++) {
+		v = report_view(r, d);
+		terse_dir(f, r, &v, g->agg_bw[d]);
+	}
+	if (r->mixed) {
+		v = report_mixed_view(r);
+		terse_dir(f, r, &v, g->agg_bw[DDIR_READ]);
+	}
 }
 
 /* CPU, depths and latency buckets (fio folds the nanosecond ones into
@@ -116,8 +133,7 @@ int output_terse(FILE *f, const struct report *r, unsigned nr)
 			gi++;
 		fprintf(f, "3;blkring-%s;%s;%u;%d", BLKRING_VERSION_STRING, r[i].def->o.name,
 		        r[i].groupid, r[i].st->error);
-		terse_dir(f, &r[i], DDIR_READ, groups[gi].agg_bw[DDIR_READ]);
-		terse_dir(f, &r[i], DDIR_WRITE, groups[gi].agg_bw[DDIR_WRITE]);
+		terse_dirs(f, &r[i], &groups[gi]);
 		terse_misc(f, &r[i]);
 		if (r[i].def->o.description[0])
 			fprintf(f, ";%s", r[i].def->o.description);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobs.h"
@@ -126,6 +128,7 @@ static void dir_stats_merge(struct dir_stats *dst, const struct dir_stats *src)
 	sample_sum(&dst->iops, &src->iops);
 	hist_merge(&dst->clat_hist, &src->clat_hist);
 	hist_merge(&dst->lat_hist, &src->lat_hist);
+	hist_merge(&dst->slat_hist, &src->slat_hist);
 }
 
 /* Jobs of a group run side by side: the group's runtime is the longest. */
@@ -238,48 +241,127 @@ uint64_t report_runtime_ns(const struct report *r, unsigned ddir)
 	       ((rw_modes[r->def->o.rw.mode].ddirs & (1U << DDIR_READ)) ? st->runtime_ns : 0);
 }
 
+struct dir_view report_view(const struct report *r, unsigned ddir)
+{
+	return (struct dir_view){ddir_names[ddir], &r->st->dir[ddir], report_runtime_ns(r, ddir)};
+}
+
+struct dir_view report_mixed_view(const struct report *r)
+{
+	return (struct dir_view){"mixed", r->mixed, r->mixed_runtime_ns};
+}
+
+bool report_mixed_only(const struct report *r)
+{
+	return r->mixed && r->def->o.unified_rw_reporting == UNIFIED_MIXED;
+}
+
 /* fio's: whole microseconds, rounded up to milliseconds. */
+uint64_t view_runtime_ms(const struct dir_view *v)
+{
+	return (v->runtime_ns / 1000 + 999) / 1000;
+}
+
+double view_iops(const struct dir_view *v)
+{
+	return v->runtime_ns ? (double)v->ds->ios * 1e9 / (double)v->runtime_ns : 0.0;
+}
+
+uint64_t view_bw_bytes(const struct dir_view *v)
+{
+	return v->runtime_ns
+	           ? (uint64_t)((unsigned __int128)v->ds->bytes * 1000000000ULL / v->runtime_ns)
+	           : 0;
+}
+
 uint64_t report_runtime_ms(const struct report *r, unsigned ddir)
 {
-	return (report_runtime_ns(r, ddir) / 1000 + 999) / 1000;
+	struct dir_view v = report_view(r, ddir);
+
+	return view_runtime_ms(&v);
 }
 
 double report_iops(const struct report *r, unsigned ddir)
 {
-	uint64_t ns = report_runtime_ns(r, ddir);
+	struct dir_view v = report_view(r, ddir);
 
-	return ns ? (double)r->st->dir[ddir].ios * 1e9 / (double)ns : 0.0;
+	return view_iops(&v);
 }
 
 uint64_t report_bw_bytes(const struct report *r, unsigned ddir)
 {
-	uint64_t ns = report_runtime_ns(r, ddir);
+	struct dir_view v = report_view(r, ddir);
 
-	return ns ? (uint64_t)((unsigned __int128)r->st->dir[ddir].bytes * 1000000000ULL / ns) : 0;
+	return view_bw_bytes(&v);
 }
 
-static void group_add(struct group_summary *g, const struct report *r)
+/* fio's sum_thread_stats into one direction: the runtime is the longest. */
+int report_fold_mixed(struct report *r)
 {
+	if (r->def->o.unified_rw_reporting == UNIFIED_SPLIT)
+		return 0;
+	r->mixed = malloc(sizeof(*r->mixed));
+	if (!r->mixed)
+		return -ENOMEM;
+	dir_stats_init(r->mixed);
+	r->mixed_runtime_ns = 0;
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
-		uint64_t bw = report_bw_bytes(r, d), run = report_runtime_ms(r, d);
-
 		if (!report_dir_used(r, d))
 			continue;
-		g->bytes[d] += r->st->dir[d].bytes;
-		if (!g->nr[d]++) {
-			g->min_bw[d] = bw;
-			g->min_run_ms[d] = run;
-		}
-		if (bw < g->min_bw[d])
-			g->min_bw[d] = bw;
-		if (bw > g->max_bw[d])
-			g->max_bw[d] = bw;
-		if (run < g->min_run_ms[d])
-			g->min_run_ms[d] = run;
-		if (run > g->max_run_ms[d])
-			g->max_run_ms[d] = run;
-		if (report_runtime_ns(r, d) > g->runtime_ns[d])
-			g->runtime_ns[d] = report_runtime_ns(r, d);
+		dir_stats_merge(r->mixed, &r->st->dir[d]);
+		if (report_runtime_ns(r, d) > r->mixed_runtime_ns)
+			r->mixed_runtime_ns = report_runtime_ns(r, d);
+	}
+	return 0;
+}
+
+void report_release(struct report *r, unsigned nr)
+{
+	for (unsigned i = 0; i < nr; i++) {
+		free(r[i].mixed);
+		r[i].mixed = NULL;
+	}
+}
+
+static void group_add_dir(struct group_summary *g, unsigned d, const struct dir_view *v)
+{
+	uint64_t bw = view_bw_bytes(v), run = view_runtime_ms(v);
+
+	g->bytes[d] += v->ds->bytes;
+	if (!g->nr[d]++) {
+		g->min_bw[d] = bw;
+		g->min_run_ms[d] = run;
+	}
+	if (bw < g->min_bw[d])
+		g->min_bw[d] = bw;
+	if (bw > g->max_bw[d])
+		g->max_bw[d] = bw;
+	if (run < g->min_run_ms[d])
+		g->min_run_ms[d] = run;
+	if (run > g->max_run_ms[d])
+		g->max_run_ms[d] = run;
+	if (v->runtime_ns > g->runtime_ns[d])
+		g->runtime_ns[d] = v->runtime_ns;
+}
+
+/* A mixed-only report counts in the group as its first direction, as in fio. */
+static void group_add(struct group_summary *g, const struct report *r)
+{
+	struct dir_view v;
+
+	g->unified |= r->def->o.unified_rw_reporting;
+	g->kb_base = r->def->o.kb_base;
+	g->unit_base = r->def->o.unit_base;
+	if (report_mixed_only(r)) {
+		v = report_mixed_view(r);
+		group_add_dir(g, DDIR_READ, &v);
+		return;
+	}
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
+		if (!report_dir_used(r, d))
+			continue;
+		v = report_view(r, d);
+		group_add_dir(g, d, &v);
 	}
 }
 

@@ -75,6 +75,7 @@ struct dir_stats {
 	struct lat_stat slat, clat, lat;
 	struct sample_stat bw, iops; /* per-interval samples, KiB/s and I/O per s */
 	struct hist clat_hist, lat_hist;
+	struct hist slat_hist; /* slat_percentiles only */
 };
 
 /* fio's iodepth maps: 7 buckets each. */
@@ -159,7 +160,30 @@ struct report {
 	unsigned nr_jobs;
 	int tid;
 	struct job_stats *st;
+	/* unified_rw_reporting=mixed or both: every direction's statistics
+	 * as one (report_fold_mixed()); NULL otherwise. */
+	struct dir_stats *mixed;
+	uint64_t mixed_runtime_ns;
 };
+
+/*
+ * What one block of a report shows: a direction, or unified_rw_reporting's
+ * "mixed", with its runtime.
+ */
+struct dir_view {
+	const char *name;
+	const struct dir_stats *ds;
+	uint64_t runtime_ns;
+};
+
+struct dir_view report_view(const struct report *r, unsigned ddir);
+struct dir_view report_mixed_view(const struct report *r);
+/* Bandwidth (bytes/s), I/O rate and runtime (fio's ms) of a view. */
+double view_iops(const struct dir_view *v);
+uint64_t view_bw_bytes(const struct dir_view *v);
+uint64_t view_runtime_ms(const struct dir_view *v);
+/* unified_rw_reporting=mixed: the directions stand as one. */
+bool report_mixed_only(const struct report *r);
 
 /* Bandwidth, I/O rate, runtime in ns and ms of one direction. */
 uint64_t report_runtime_ns(const struct report *r, unsigned ddir);
@@ -167,13 +191,19 @@ double report_iops(const struct report *r, unsigned ddir);
 uint64_t report_bw_bytes(const struct report *r, unsigned ddir);
 uint64_t report_runtime_ms(const struct report *r, unsigned ddir);
 bool report_dir_used(const struct report *r, unsigned ddir);
+/* fio's gen_mixed_ddir_stats_from_ts for a report whose job asks for it:
+ * 0, or -ENOMEM.  report_release() frees what it took. */
+int report_fold_mixed(struct report *r);
+void report_release(struct report *r, unsigned nr);
 /* User and system CPU, percent of the report's jobs' runtime. */
 void report_cpu(const struct report *r, double *usr, double *sys);
 
 /* A group's totals for the "Run status group" lines. */
 struct group_summary {
 	unsigned groupid;
-	unsigned nr[BENCH_DDIR_NR]; /* reports with this direction */
+	unsigned unified;            /* its jobs' unified_rw_reporting, or-ed as fio does */
+	unsigned kb_base, unit_base; /* its last job's, as fio takes them */
+	unsigned nr[BENCH_DDIR_NR];  /* reports with this direction */
 	uint64_t bytes[BENCH_DDIR_NR];
 	uint64_t min_bw[BENCH_DDIR_NR], max_bw[BENCH_DDIR_NR]; /* bytes/s, per report */
 	uint64_t min_run_ms[BENCH_DDIR_NR], max_run_ms[BENCH_DDIR_NR];
