@@ -40,55 +40,6 @@ struct verify {
 
 /* ---- the method ---- */
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* 0x-prefixed hex (bytes in the order written) or a quoted string. */
-static int parse_pattern(struct verify_method *m, const char *text)
-{
-	size_t n = strlen(text);
-
-	if (n >= 2 && (text[0] == '"' || text[0] == '\'') && text[n - 1] == text[0] && n - 2 > 0 &&
-	    n - 2 <= sizeof(m->pattern)) {
-		memcpy(m->pattern, text + 1, n - 2);
-		m->pattern_len = (unsigned)(n - 2);
-		return 0;
-	}
-	if (n > 2 && text[0] == '0' && (text[1] | 0x20) == 'x' &&
-	    (n - 2) / 2 + 1 <= sizeof(m->pattern)) {
-		const char *p = text + 2;
-		size_t digits = n - 2, i = 0;
-
-		/* An odd count: the first byte has one digit, as 0xf means 0x0f. */
-		if (digits % 2) {
-			int d = hex_digit(*p++);
-
-			if (d < 0)
-				goto bad;
-			m->pattern[i++] = (uint8_t)d;
-		}
-		for (; *p; p += 2) {
-			int hi = hex_digit(p[0]), lo = hex_digit(p[1]);
-
-			if (hi < 0 || lo < 0)
-				goto bad;
-			m->pattern[i++] = (uint8_t)(hi << 4 | lo);
-		}
-		m->pattern_len = (unsigned)i;
-		return 0;
-	}
-bad:
-	return tool_error(-EINVAL,
-	                  "option 'verify_pattern': '%s' is not 0x-prefixed hex bytes or a quoted "
-	                  "string (at most %zu bytes)",
-	                  text, sizeof(m->pattern));
-}
-
 int verify_method_init(struct verify_method *m, const struct job_opts *o, uint32_t bs)
 {
 	const char *name = verify_kinds[o->verify];
@@ -100,9 +51,8 @@ int verify_method_init(struct verify_method *m, const struct job_opts *o, uint32
 	m->kind = o->verify;
 	m->sum = checksum_find(name);
 	m->header = strcmp(name, "pattern") != 0;
-	if (o->verify_pattern[0] && parse_pattern(m, o->verify_pattern))
-		return -EINVAL;
-	if (!m->header && !m->pattern_len)
+	m->pattern = o->verify_pattern;
+	if (!m->header && !m->pattern.len)
 		return tool_error(-EINVAL, "verify=pattern needs verify_pattern");
 	if (o->verify_interval > bs || bs % iv || iv % 8 ||
 	    (m->header && iv < sizeof(struct verify_hdr)))
@@ -135,11 +85,12 @@ static void swap_header(const struct verify_method *m, uint8_t *part)
 	memcpy(part + m->hdr_offset, tmp, sizeof(tmp));
 }
 
-static void fill_data(const struct verify_method *m, uint8_t *p, size_t len, uint64_t seed)
+/* verify_pattern's %o is the offset of the block (of the interval). */
+static void fill_data(const struct verify_method *m, uint8_t *p, size_t len, uint64_t seed,
+                      uint64_t offset)
 {
-	if (m->pattern_len) {
-		for (size_t i = 0; i < len; i++)
-			p[i] = m->pattern[i % m->pattern_len];
+	if (m->pattern.len) {
+		pattern_fill(&m->pattern, p, len, offset);
 		return;
 	}
 	for (size_t i = 0; i + 8 <= len; i += 8) {
@@ -164,10 +115,10 @@ void verify_fill(const struct verify_method *m, struct io_unit *io, uint64_t see
 		uint64_t s = seed + at;
 
 		if (!m->header) {
-			fill_data(m, part, m->interval, 0);
+			fill_data(m, part, m->interval, 0, io->offset + at);
 			continue;
 		}
-		fill_data(m, part + sizeof(*h), m->interval - sizeof(*h), s);
+		fill_data(m, part + sizeof(*h), m->interval - sizeof(*h), s, io->offset + at);
 		*h = (struct verify_hdr){
 		    .magic = VERIFY_MAGIC,
 		    .kind = (uint16_t)m->kind,
@@ -227,10 +178,13 @@ static int sum_mismatch(char *msg, size_t len, const struct verify_method *m, ui
 static int check_pattern(const struct verify_method *m, const uint8_t *p, uint32_t len,
                          uint64_t offset, char *msg, size_t mlen)
 {
+	uint8_t want[PATTERN_MAX];
+
+	pattern_chunk(&m->pattern, want, m->pattern.len, offset);
 	for (uint32_t i = 0; i < len; i++)
-		if (p[i] != m->pattern[i % m->pattern_len])
+		if (p[i] != want[i % m->pattern.len])
 			return mismatch(msg, mlen, offset + i, len, "pattern mismatch",
-			                m->pattern[i % m->pattern_len], p[i], true);
+			                want[i % m->pattern.len], p[i], true);
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "checksum.h"
+#include "pattern.h"
 
 #define VERIFY_MAGIC 0x32565242U /* "BRV2" */
 
@@ -47,11 +48,10 @@ extern const char *const verify_kinds[];
 
 /* How a job's blocks are written and checked (from its options). */
 struct verify_method {
-	unsigned kind;              /* index in verify_kinds[] */
-	const struct checksum *sum; /* NULL for meta and pattern */
-	bool header;                /* all but pattern */
-	uint8_t pattern[128];       /* verify_pattern's bytes, when pattern_len */
-	unsigned pattern_len;
+	unsigned kind;                 /* index in verify_kinds[] */
+	const struct checksum *sum;    /* NULL for meta and pattern */
+	bool header;                   /* all but pattern */
+	struct data_pattern pattern;   /* verify_pattern; len 0: none */
 	uint32_t interval, hdr_offset; /* 0: the whole block, at its start */
 };
 
