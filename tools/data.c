@@ -82,24 +82,24 @@ static void data_fill(struct data *d, uint8_t *p, size_t len)
 }
 
 /* fio's small_content_scramble: in every sector, the offset in one of its
- * cache lines and the time at the end of the first. */
-static void scramble(struct io_unit *io, uint64_t now_ns)
+ * cache lines and the time (t: seconds, nanoseconds) at the end of the first. */
+static void scramble(struct io_unit *io, const uint64_t t[2])
 {
-	uint64_t t[2] = {now_ns / 1000000000ULL, now_ns % 1000000000ULL};
 	unsigned line = (unsigned)((t[1] ^ io->offset) & 7) * 64;
-	uint8_t *p = io->buf;
+	uint8_t *p = io->buf, *end = p + (io->len & ~(uint32_t)(SECTOR - 1));
+	uint64_t off = io->offset;
 
-	for (uint64_t at = 0; at + SECTOR <= io->len; at += SECTOR, p += SECTOR) {
-		uint64_t off = io->offset + at;
-
+	for (; p < end; p += SECTOR, off += SECTOR) {
 		memcpy(p + line, &off, sizeof(off));
-		memcpy(p + 64 - sizeof(t), t, sizeof(t));
+		memcpy(p + 64 - 2 * sizeof(*t), t, 2 * sizeof(*t));
 	}
 }
 
 static int data_submit(struct job *j, struct io_unit **ios, unsigned n)
 {
 	struct data *d = j->data;
+	uint64_t now = j->issuing->start_ns;
+	uint64_t t[2] = {now / 1000000000ULL, now % 1000000000ULL};
 
 	for (unsigned i = 0; i < n; i++) {
 		if (ios[i]->ddir != DDIR_WRITE)
@@ -107,7 +107,7 @@ static int data_submit(struct job *j, struct io_unit **ios, unsigned n)
 		if (d->refill)
 			data_fill(d, ios[i]->buf, ios[i]->len);
 		else
-			scramble(ios[i], j->issuing->start_ns);
+			scramble(ios[i], t);
 	}
 	return d->inner->submit(j, ios, n);
 }
