@@ -11,6 +11,9 @@
  * (do_verify=1, the default), and a job that only reads checks every block
  * it reads; the reads of a job that both reads and writes are checked in
  * the verify phase only.  The header is blkring's, not fio's byte format.
+ * verify_backlog reads blocks back while the job writes (its planner
+ * wrapped too); verify_state_save keeps the map of written blocks in a
+ * file that verify_state_load gives a later verify_only run.
  *
  * A verify job runs its engine wrapped: the wrapper fills blocks before
  * they are submitted and checks them once the engine has put their units
