@@ -101,7 +101,7 @@ expect_err verify_method 2 "option 'verify': 'sha3' is not one of 0, md5, crc64,
 	--name=t --filename=null:$M,size=1M --rw=write --verify=sha3
 expect_err_re verify_pattern_needed 2 "job 't': verify=pattern needs verify_pattern" \
 	--name=t --filename=null:$M,size=1M --rw=write --verify=pattern
-expect_err_re verify_pattern_bad 2 "option 'verify_pattern': 'xyz' is not 0x-prefixed hex bytes or a quoted string" \
+expect_err_re verify_pattern_bad 2 "option 'verify_pattern': 'xyz' is not a pattern: 0x-prefixed hex bytes" \
 	--name=t --filename=null:$M,size=1M --rw=write --verify=crc32c --verify_pattern=xyz
 expect_err_re verify_interval_bad 2 "option 'verify_interval': 1000 does not divide the block size 4096" \
 	--name=t --filename=null:$M,size=1M --rw=write --verify=crc32c --verify_interval=1000

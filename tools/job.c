@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "data.h"
 #include "engine.h"
 #include "error.h"
 #include "job.h"
@@ -693,18 +694,14 @@ static uint64_t job_buf_bs(const struct job *j)
 	return job_max_bs(j);
 }
 
-/* Written data is random, as fio's default buffers are. */
+/* What the buffers hold is data_setup()'s. */
 static int job_alloc_bufs(struct job *j, uint64_t bs)
 {
-	uint64_t rng = j->number;
-
 	if (!bs)
 		return 0;
 	if (posix_memalign(&j->bufs, 4096, j->depth * bs))
 		return -ENOMEM;
 	j->bufs_len = j->depth * bs;
-	for (uint64_t i = 0; i < j->depth * bs / 8; i++)
-		((uint64_t *)j->bufs)[i] = rng_next(&rng);
 	return 0;
 }
 
@@ -840,6 +837,11 @@ static int job_setup(struct job *j)
 	}
 	j->rate_period_ns = rate_period(o, j->ddir, j->bs[j->ddir]);
 	j->paced = j->rate_period_ns || o->thinktime_us;
+	ret = data_setup(j);
+	if (ret) {
+		job_fail(j, ret, "setting up the buffers' data");
+		return ret;
+	}
 	if (o->verify) {
 		ret = verify_setup(j);
 		if (ret) {
@@ -920,6 +922,7 @@ static void job_teardown(struct job *j)
 	j->log = NULL;
 	if (j->verify)
 		verify_teardown(j);
+	data_teardown(j);
 	shape_free(j);
 	free(j->ios);
 	free(j->free);

@@ -120,6 +120,7 @@ struct job {
 	bool sync_due;
 	void *engine_data;
 	struct verify *verify; /* verify=crc32c: the wrapped engine and what was written */
+	struct data *data;     /* refilled or scrambled writes (data.h); NULL without */
 	void *bufs;
 	size_t bufs_len;
 	struct lat_log *log; /* fio's write_*_log; NULL without them */

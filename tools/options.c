@@ -1073,6 +1073,19 @@ static int opt_noted(const struct bench_opt *opt, const char *val, void *field)
 	return 0;
 }
 
+/* fio's patterns: verify_pattern takes %o, buffer_pattern does not (as in fio). */
+static int opt_verify_pattern(const struct bench_opt *opt, const char *val, void *field)
+{
+	(void)opt;
+	return pattern_parse(field, val, true);
+}
+
+static int opt_buffer_pattern(const struct bench_opt *opt, const char *val, void *field)
+{
+	(void)opt;
+	return pattern_parse(field, val, false);
+}
+
 /* rwmixwrite=N is rwmixread=100-N. */
 static int opt_rwmixwrite(const struct bench_opt *opt, const char *val, void *field)
 {
@@ -1095,6 +1108,8 @@ static int opt_rwmixwrite(const struct bench_opt *opt, const char *val, void *fi
 		.name = opt_name, .arg = "ANY", .help = "accepted: " why, .parse = opt_noted, \
 		.flags = OPT_BARE, .note = why,                                               \
 	}
+#define EXPERIMENTAL_VERIFY_NOTE \
+	"blkring's verify always reads back the blocks its map says were written"
 #define CMDPRIO_NOTE "blkring's devices do not order I/O by priority"
 #define DEFAULT_PERCENTILES "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"
 
@@ -2015,11 +2030,11 @@ const struct bench_opt bench_opts[] = {
     {
         .name = "verify_pattern",
         .arg = "PATTERN",
-        .help = "0x-prefixed hex bytes or a quoted string: the data after the header (all "
-                "of a block with verify=pattern), checked on reads",
-        .parse = opt_str,
+        .help = "fio's pattern (0x hex, decimal, \"string\", 'file', %o: the block's "
+                "offset): the data after the header (all of a block with verify=pattern), "
+                "checked on reads",
+        .parse = opt_verify_pattern,
         JOB(verify_pattern),
-        .maxval = VERIFY_PATTERN_TEXT_MAX - 1,
     },
     {
         .name = "verify_interval",
@@ -2065,6 +2080,113 @@ const struct bench_opt bench_opts[] = {
         .parse = opt_bool,
         JOB(do_verify),
         .flags = OPT_BARE,
+    },
+    {
+        .name = "verify_backlog",
+        .arg = "N",
+        .help = "check written blocks every N writes, not only when the writes are done",
+        .parse = opt_int,
+        JOB(verify_backlog),
+        .maxval = UINT32_MAX,
+    },
+    {
+        .name = "verify_backlog_batch",
+        .arg = "N",
+        .help = "blocks each verify_backlog check reads (default: verify_backlog)",
+        .parse = opt_int,
+        JOB(verify_backlog_batch),
+        .maxval = UINT32_MAX,
+    },
+    {
+        .name = "verify_state_save",
+        .arg = "BOOL",
+        .help = "a verify write job saves which blocks it wrote in "
+                "local-NAME-N-verify.state when it ends",
+        .def = "1",
+        .parse = opt_bool,
+        JOB(verify_state_save),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "verify_state_load",
+        .arg = "BOOL",
+        .help = "verify_only checks only the blocks the saved state says were written",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(verify_state_load),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "experimental_verify",
+        .arg = "BOOL",
+        .help = "accepted: " EXPERIMENTAL_VERIFY_NOTE,
+        .def = "0",
+        .parse = opt_bool,
+        JOB(experimental_verify),
+        .flags = OPT_BARE,
+        .note = EXPERIMENTAL_VERIFY_NOTE,
+    },
+    {
+        .name = "buffer_pattern",
+        .arg = "PATTERN",
+        .help = "fio's pattern (0x hex, decimal, \"string\", 'file') written blocks hold "
+                "over and over",
+        .parse = opt_buffer_pattern,
+        JOB(buffer_pattern),
+    },
+    {
+        .name = "zero_buffers",
+        .arg = "BOOL",
+        .help = "written blocks are zeroes",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(zero_buffers),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "refill_buffers",
+        .arg = "BOOL",
+        .help = "new data in every write's buffer",
+        .def = "0",
+        .parse = opt_bool,
+        JOB(refill_buffers),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "scramble_buffers",
+        .arg = "BOOL",
+        .help = "every write's 512-byte sectors get its offset and time, so no two blocks "
+                "are the same",
+        .def = "1",
+        .parse = opt_bool,
+        JOB(scramble_buffers),
+        .flags = OPT_BARE,
+    },
+    {
+        .name = "buffer_compress_percentage",
+        .arg = "PERCENT",
+        .help = "written data compresses to about this much: random data then zeroes (or "
+                "buffer_pattern) in every chunk",
+        .parse = opt_percent,
+        JOB(compress_percentage),
+        .maxval = 100,
+    },
+    {
+        .name = "buffer_compress_chunk",
+        .arg = "BYTES",
+        .help = "the chunks of buffer_compress_percentage (0: the block)",
+        .def = "512",
+        .parse = opt_size,
+        JOB(compress_chunk),
+        .maxval = UINT32_MAX,
+    },
+    {
+        .name = "dedupe_percentage",
+        .arg = "PERCENT",
+        .help = "this share of written blocks repeat an earlier one",
+        .parse = opt_percent,
+        JOB(dedupe_percentage),
+        .maxval = 100,
     },
     {
         .name = "gtod_reduce",
@@ -2262,8 +2384,6 @@ static const char *const fio_only[] = {
     "allow_file_create",
     "allrandrepeat",
     "atomic",
-    "buffer_compress_percentage",
-    "buffer_pattern",
     "buffered",
     "blockalign",
     "ba",
@@ -2274,6 +2394,9 @@ static const char *const fio_only[] = {
     "create_fsync",
     "create_on_open",
     "create_serialize",
+    "dedupe_global",
+    "dedupe_mode",
+    "dedupe_working_set_percentage",
     "end_fsync_on_close",
     "exec_prerun",
     "exec_postrun",
@@ -2302,9 +2425,7 @@ static const char *const fio_only[] = {
     "prio",
     "prioclass",
     "readonly",
-    "refill_buffers",
     "replay_redirect",
-    "scramble_buffers",
     "serialize_overlap",
     "significant_figures",
     "sync",
@@ -2315,13 +2436,9 @@ static const char *const fio_only[] = {
     "unlink",
     "unlink_each_loop",
     "verify_async",
-    "verify_backlog",
-    "verify_state_load",
-    "verify_state_save",
     "wait_for",
     "write_iolog",
     "read_iolog",
-    "zero_buffers",
     "enghelp",
     "debug",
     "server",

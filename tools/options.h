@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define BENCH_MAX_OPTS 224
+#include "pattern.h"
+
+#define BENCH_MAX_OPTS 240
 #define BENCH_MAX_PERCENTILES 20 /* fio's FIO_IO_U_LIST_MAX_LEN */
 #define BENCH_NAME_MAX 256
 #define BENCH_PATH_MAX 1024
@@ -102,7 +104,6 @@ struct ss_opt {
 	double limit;   /* the criterion's bound: percent with SS_PCT */
 };
 enum { VERIFY_NONE }; /* verify: else an index into verify_kinds[] (verify.c) */
-#define VERIFY_PATTERN_TEXT_MAX 256
 /* --output-format's formats: any of them, printed terse, JSON, normal, as fio does. */
 #define FORMAT_NORMAL (1U << 0)
 #define FORMAT_JSON (1U << 1)
@@ -249,7 +250,18 @@ struct job_opts {
 	bool do_verify;
 	bool verify_fatal, verify_only;
 	uint64_t verify_interval, verify_offset;
-	char verify_pattern[VERIFY_PATTERN_TEXT_MAX];
+	struct data_pattern verify_pattern; /* with %o formats */
+	/* verify_backlog: check the written blocks every this many writes,
+	 * verify_backlog_batch of them (0: verify_backlog). */
+	uint64_t verify_backlog;
+	unsigned verify_backlog_batch;
+	bool verify_state_save, verify_state_load; /* fio's state files (verify.c) */
+	bool experimental_verify;                  /* accepted with a note */
+	/* fio's buffer contents (data.c). */
+	struct data_pattern buffer_pattern;
+	unsigned compress_percentage, dedupe_percentage;
+	uint64_t compress_chunk;
+	bool refill_buffers, scramble_buffers, zero_buffers;
 	uint8_t set[BENCH_MAX_OPTS]; /* given explicitly, by table index */
 	/* Where each given option was set ("FILE:LINE", "command line"), for
 	 * messages about it; the strings are the bench_cfg's. */

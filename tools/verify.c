@@ -34,60 +34,31 @@ struct verify {
 	bool verifying;      /* in the verify phase: generations are checked too */
 	uint64_t *written;   /* a bit per block written, for the verify phase */
 	uint64_t nr_blocks, next;
+	/* verify_backlog: the offsets of the last writes that ended, a ring
+	 * whose `unread` oldest no check has read; a check reads `pending`. */
+	uint64_t *log;
+	uint64_t log_len, log_head, unread, since, pending;
+	uint64_t *reading; /* a bit per unit: a backlog check's read */
+	uint64_t *checked; /* a bit per block: read by a check since its last write */
+	plan_fn inner_plan;
 	uint64_t failures; /* verify_fatal=0: failures seen, the first in first_msg */
 	char first_msg[256];
+	bool state_loaded; /* verify_state_load: the writer's generation is known */
 };
 
+/* verify_state_save's file, blkring's own format: this header, then the
+ * map of the blocks whose writes ended. */
+struct verify_state {
+	char magic[8]; /* STATE_MAGIC, without its NUL */
+	uint32_t version, bs;
+	uint64_t start, nr_blocks; /* the region, as the job had it */
+	uint64_t generation;       /* of the run that wrote */
+};
+
+#define STATE_MAGIC "BRVSTATE"
+#define STATE_VERSION 1
+
 /* ---- the method ---- */
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* 0x-prefixed hex (bytes in the order written) or a quoted string. */
-static int parse_pattern(struct verify_method *m, const char *text)
-{
-	size_t n = strlen(text);
-
-	if (n >= 2 && (text[0] == '"' || text[0] == '\'') && text[n - 1] == text[0] && n - 2 > 0 &&
-	    n - 2 <= sizeof(m->pattern)) {
-		memcpy(m->pattern, text + 1, n - 2);
-		m->pattern_len = (unsigned)(n - 2);
-		return 0;
-	}
-	if (n > 2 && text[0] == '0' && (text[1] | 0x20) == 'x' &&
-	    (n - 2) / 2 + 1 <= sizeof(m->pattern)) {
-		const char *p = text + 2;
-		size_t digits = n - 2, i = 0;
-
-		/* An odd count: the first byte has one digit, as 0xf means 0x0f. */
-		if (digits % 2) {
-			int d = hex_digit(*p++);
-
-			if (d < 0)
-				goto bad;
-			m->pattern[i++] = (uint8_t)d;
-		}
-		for (; *p; p += 2) {
-			int hi = hex_digit(p[0]), lo = hex_digit(p[1]);
-
-			if (hi < 0 || lo < 0)
-				goto bad;
-			m->pattern[i++] = (uint8_t)(hi << 4 | lo);
-		}
-		m->pattern_len = (unsigned)i;
-		return 0;
-	}
-bad:
-	return tool_error(-EINVAL,
-	                  "option 'verify_pattern': '%s' is not 0x-prefixed hex bytes or a quoted "
-	                  "string (at most %zu bytes)",
-	                  text, sizeof(m->pattern));
-}
 
 int verify_method_init(struct verify_method *m, const struct job_opts *o, uint32_t bs)
 {
@@ -100,9 +71,8 @@ int verify_method_init(struct verify_method *m, const struct job_opts *o, uint32
 	m->kind = o->verify;
 	m->sum = checksum_find(name);
 	m->header = strcmp(name, "pattern") != 0;
-	if (o->verify_pattern[0] && parse_pattern(m, o->verify_pattern))
-		return -EINVAL;
-	if (!m->header && !m->pattern_len)
+	m->pattern = o->verify_pattern;
+	if (!m->header && !m->pattern.len)
 		return tool_error(-EINVAL, "verify=pattern needs verify_pattern");
 	if (o->verify_interval > bs || bs % iv || iv % 8 ||
 	    (m->header && iv < sizeof(struct verify_hdr)))
@@ -135,11 +105,12 @@ static void swap_header(const struct verify_method *m, uint8_t *part)
 	memcpy(part + m->hdr_offset, tmp, sizeof(tmp));
 }
 
-static void fill_data(const struct verify_method *m, uint8_t *p, size_t len, uint64_t seed)
+/* verify_pattern's %o is the offset of the block (of the interval). */
+static void fill_data(const struct verify_method *m, uint8_t *p, size_t len, uint64_t seed,
+                      uint64_t offset)
 {
-	if (m->pattern_len) {
-		for (size_t i = 0; i < len; i++)
-			p[i] = m->pattern[i % m->pattern_len];
+	if (m->pattern.len) {
+		pattern_fill(&m->pattern, p, len, offset);
 		return;
 	}
 	for (size_t i = 0; i + 8 <= len; i += 8) {
@@ -164,10 +135,10 @@ void verify_fill(const struct verify_method *m, struct io_unit *io, uint64_t see
 		uint64_t s = seed + at;
 
 		if (!m->header) {
-			fill_data(m, part, m->interval, 0);
+			fill_data(m, part, m->interval, 0, io->offset + at);
 			continue;
 		}
-		fill_data(m, part + sizeof(*h), m->interval - sizeof(*h), s);
+		fill_data(m, part + sizeof(*h), m->interval - sizeof(*h), s, io->offset + at);
 		*h = (struct verify_hdr){
 		    .magic = VERIFY_MAGIC,
 		    .kind = (uint16_t)m->kind,
@@ -227,10 +198,13 @@ static int sum_mismatch(char *msg, size_t len, const struct verify_method *m, ui
 static int check_pattern(const struct verify_method *m, const uint8_t *p, uint32_t len,
                          uint64_t offset, char *msg, size_t mlen)
 {
+	uint8_t want[PATTERN_MAX];
+
+	pattern_chunk(&m->pattern, want, m->pattern.len, offset);
 	for (uint32_t i = 0; i < len; i++)
-		if (p[i] != m->pattern[i % m->pattern_len])
+		if (p[i] != want[i % m->pattern.len])
 			return mismatch(msg, mlen, offset + i, len, "pattern mismatch",
-			                m->pattern[i % m->pattern_len], p[i], true);
+			                want[i % m->pattern.len], p[i], true);
 	return 0;
 }
 
@@ -331,22 +305,71 @@ static void verify_done(struct job *j)
 		verify_fail(j, v->first_msg, v->failures - 1);
 }
 
+static bool map_get(const uint64_t *map, uint64_t b)
+{
+	return map[b / 64] >> (b % 64) & 1;
+}
+
+static void map_bit(uint64_t *map, uint64_t b, bool value)
+{
+	map[b / 64] = (map[b / 64] & ~(1ULL << (b % 64))) | (uint64_t)value << (b % 64);
+}
+
+/* A write ended: verify_backlog's ring takes it, and every log_len writes
+ * a check of verify_backlog_batch of the unread ones is due (fio reads each
+ * block once: what the ring lets go, the verify phase reads). */
+static void backlog_written(struct verify *v, uint64_t offset, uint64_t batch)
+{
+	v->log[v->log_head++ % v->log_len] = offset;
+	if (v->unread < v->log_len)
+		v->unread++;
+	if (++v->since < v->log_len)
+		return;
+	v->since = 0;
+	v->pending = batch < v->unread ? batch : v->unread;
+}
+
+static void verify_written(struct job *j, struct io_unit *io)
+{
+	struct verify *v = j->verify;
+	uint64_t b = (io->offset - j->files[0].start) / io->len;
+
+	if (v->written)
+		map_bit(v->written, b, true);
+	if (v->log) {
+		map_bit(v->checked, b, false);
+		backlog_written(v, io->offset, j->o->verify_backlog_batch ?: j->o->verify_backlog);
+	}
+}
+
+/* A backlog check's read: its unit goes back to writing, its block is read. */
+static bool backlog_read(struct job *j, struct io_unit *io)
+{
+	struct verify *v = j->verify;
+	uint64_t unit = (uint64_t)(io - j->ios);
+
+	if (!v->reading || !map_get(v->reading, unit))
+		return false;
+	map_bit(v->reading, unit, false);
+	map_bit(v->checked, (io->offset - j->files[0].start) / io->len, true);
+	io->ddir = DDIR_WRITE;
+	return true;
+}
+
 static void verify_ended_one(struct job *j, struct io_unit *io)
 {
 	struct verify *v = j->verify;
+	bool backlog = backlog_read(j, io);
 	char msg[256];
 
 	if (io->failed)
 		return;
-	if (io->ddir == DDIR_WRITE && v->written) {
-		uint64_t b = (io->offset - j->files[0].start) / io->len;
-
-		v->written[b / 64] |= 1ULL << (b % 64);
-	} else if (io->ddir == DDIR_READ && v->check_reads &&
-	           verify_check(&v->method, io, v->verifying ? v->generation : 0, msg,
-	                        sizeof(msg))) {
+	if (io->ddir == DDIR_WRITE && !backlog)
+		verify_written(j, io);
+	else if ((backlog || (io->ddir == DDIR_READ && v->check_reads)) &&
+	         verify_check(&v->method, io, v->verifying || backlog ? v->generation : 0, msg,
+	                      sizeof(msg)))
 		verify_error(j, msg);
-	}
 }
 
 /* The units an engine put back on the idle stack since `from` have ended. */
@@ -385,6 +408,42 @@ static int verify_reap(struct job *j, unsigned min, unsigned max)
 	return n;
 }
 
+/* verify_backlog: a check that is due goes before the job's next writes. */
+static unsigned plan_backlog(struct job *j, struct io_unit **ios, unsigned n)
+{
+	struct verify *v = j->verify;
+	unsigned i;
+
+	for (i = 0; i < n && v->pending; i++, v->pending--) {
+		struct io_unit *io = j->free[--j->nr_free];
+
+		map_bit(v->reading, (uint64_t)(io - j->ios), true);
+		io->file = 0;
+		io->ddir = DDIR_READ;
+		io->len = j->bs[DDIR_WRITE];
+		io->offset = v->log[(v->log_head - v->unread--) % v->log_len];
+		ios[i] = io;
+	}
+	return i ? i : v->inner_plan(j, ios, n);
+}
+
+/* The backlog's checks read in a write job: every unit is accounted by
+ * its direction, at the written blocks' size. */
+static int backlog_setup(struct job *j, struct verify *v)
+{
+	v->log_len = j->o->verify_backlog;
+	v->log = calloc(v->log_len, sizeof(*v->log));
+	v->reading = calloc((j->depth + 63) / 64, sizeof(uint64_t));
+	v->checked = calloc((v->nr_blocks + 63) / 64, sizeof(uint64_t));
+	if (!v->log || !v->reading || !v->checked)
+		return -ENOMEM;
+	v->inner_plan = j->plan;
+	j->plan = plan_backlog;
+	j->single = false;
+	j->bs[DDIR_READ] = j->bs[DDIR_WRITE];
+	return 0;
+}
+
 static uint64_t new_generation(void)
 {
 	uint64_t g = 0;
@@ -394,10 +453,129 @@ static uint64_t new_generation(void)
 	return g ? g : 1;
 }
 
+static void verify_free(struct verify *v)
+{
+	free(v->written);
+	free(v->log);
+	free(v->reading);
+	free(v->checked);
+	free(v);
+}
+
+static int verify_alloc_written(struct verify *v, const struct job *j)
+{
+	v->nr_blocks = j->files[0].len / j->bs[DDIR_WRITE];
+	v->written = calloc((v->nr_blocks + 63) / 64, sizeof(uint64_t));
+	if (!v->written)
+		return -ENOMEM;
+	/* verify_only: every block the job covers, as a full write left them. */
+	if (j->o->verify_only)
+		memset(v->written, 0xff, (v->nr_blocks + 63) / 64 * sizeof(uint64_t));
+	return 0;
+}
+
+/* fio's name, in the current directory: local-NAME-N-verify.state, N
+ * from 0 over all jobs, '/' in the name turned to '.'. */
+static void state_name(const struct job *j, char *out, size_t len)
+{
+	char name[BENCH_NAME_MAX];
+
+	snprintf(name, sizeof(name), "%s", j->o->name);
+	for (char *c = name; *c; c++)
+		if (*c == '/')
+			*c = '.';
+	snprintf(out, len, "local-%s-%u-verify.state", name, j->number - 1);
+}
+
+static size_t map_bytes(const struct verify *v)
+{
+	return (v->nr_blocks + 63) / 64 * sizeof(uint64_t);
+}
+
+/* Saved when the write phase ends, stopped or not; a failure is reported,
+ * and the job goes on, as fio's does. */
+static void verify_state_save(const struct job *j, const struct verify *v)
+{
+	struct verify_state h = {.magic = STATE_MAGIC,
+	                         .version = STATE_VERSION,
+	                         .bs = j->bs[DDIR_WRITE],
+	                         .start = j->files[0].start,
+	                         .nr_blocks = v->nr_blocks,
+	                         .generation = v->generation};
+	char path[BENCH_NAME_MAX + 64];
+	FILE *f;
+	bool ok;
+
+	state_name(j, path, sizeof(path));
+	f = fopen(path, "we");
+	ok = f && fwrite(&h, sizeof(h), 1, f) == 1 && fwrite(v->written, map_bytes(v), 1, f) == 1;
+	if (f && fclose(f))
+		ok = false;
+	if (!ok)
+		fprintf(stderr, "blkring: job '%s': cannot save the verify state in %s: %s\n",
+		        j->o->name, path, strerror(errno));
+}
+
+static int state_bad(const char *path, const char *why)
+{
+	return tool_error(-EINVAL, "verify_state_load: %s %s", path, why);
+}
+
+/* verify_only with verify_state_load: the blocks the saved run wrote, and
+ * its generation, so blocks of another run fail too. */
+static int verify_state_load(const struct job *j, struct verify *v)
+{
+	struct verify_state h;
+	char path[BENCH_NAME_MAX + 64];
+	FILE *f;
+	bool ok;
+
+	state_name(j, path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return tool_error(-EINVAL, "verify_state_load: cannot open %s: %s", path,
+		                  strerror(errno));
+	ok = fread(&h, sizeof(h), 1, f) == 1;
+	if (ok && (memcmp(h.magic, STATE_MAGIC, sizeof(h.magic)) || h.version != STATE_VERSION)) {
+		fclose(f);
+		return state_bad(path, "is not a blkring verify state");
+	}
+	if (ok && (h.bs != j->bs[DDIR_WRITE] || h.start != j->files[0].start ||
+	           h.nr_blocks != v->nr_blocks)) {
+		fclose(f);
+		return state_bad(path, "was saved by a job of another block size or region");
+	}
+	ok = ok && fread(v->written, map_bytes(v), 1, f) == 1;
+	fclose(f);
+	if (!ok)
+		return state_bad(path, "is cut short");
+	v->generation = h.generation;
+	v->state_loaded = true;
+	return 0;
+}
+
+/* A writing job's map of written blocks: for its verify phase, its saved
+ * state, or the state a verify_only run loads. */
+static int verify_setup_writes(struct job *j, struct verify *v)
+{
+	const struct job_opts *o = j->o;
+	int ret = 0;
+
+	if (o->do_verify || o->verify_only || o->verify_state_save)
+		ret = verify_alloc_written(v, j);
+	if (!ret && o->verify_only && o->verify_state_load)
+		ret = verify_state_load(j, v);
+	/* fio's backlog checks take from the verify phase: with do_verify only. */
+	if (!ret && o->verify_backlog && o->do_verify && !o->verify_only)
+		ret = backlog_setup(j, v);
+	return ret;
+}
+
 int verify_setup(struct job *j)
 {
 	bool writes = j->ddirs & (1U << DDIR_WRITE);
 	struct verify *v = calloc(1, sizeof(*v));
+	int ret;
 
 	if (!v)
 		return -ENOMEM;
@@ -413,16 +591,10 @@ int verify_setup(struct job *j)
 	v->rng = v->generation;
 	/* fio checks the reads of jobs that do not write. */
 	v->check_reads = !writes;
-	if (writes && (j->o->do_verify || j->o->verify_only)) {
-		v->nr_blocks = j->files[0].len / j->bs[DDIR_WRITE];
-		v->written = calloc((v->nr_blocks + 63) / 64, sizeof(uint64_t));
-		if (!v->written) {
-			free(v);
-			return -ENOMEM;
-		}
-		/* verify_only: every block the job covers, as a full write left them. */
-		if (j->o->verify_only)
-			memset(v->written, 0xff, (v->nr_blocks + 63) / 64 * sizeof(uint64_t));
+	ret = writes ? verify_setup_writes(j, v) : 0;
+	if (ret) {
+		verify_free(v);
+		return ret;
 	}
 	j->verify = v;
 	j->engine = &v->engine;
@@ -432,8 +604,7 @@ int verify_setup(struct job *j)
 void verify_teardown(struct job *j)
 {
 	j->engine = j->verify->inner;
-	free(j->verify->written);
-	free(j->verify);
+	verify_free(j->verify);
 	j->verify = NULL;
 }
 
@@ -442,7 +613,8 @@ void verify_teardown(struct job *j)
 static uint64_t next_written(const struct verify *v, uint64_t b)
 {
 	while (b < v->nr_blocks) {
-		uint64_t word = v->written[b / 64] >> (b % 64);
+		uint64_t word =
+		    (v->written[b / 64] & ~(v->checked ? v->checked[b / 64] : 0)) >> (b % 64);
 
 		if (word) {
 			b += (uint64_t)__builtin_ctzll(word);
@@ -453,7 +625,8 @@ static uint64_t next_written(const struct verify *v, uint64_t b)
 	return v->nr_blocks;
 }
 
-/* Every block written, once, in offset order (fio's verify_sort). */
+/* Every block written, once, in offset order (fio's verify_sort); the
+ * backlog's checks have read some already. */
 static unsigned plan_verify(struct job *j, struct io_unit **ios, unsigned n)
 {
 	struct verify *v = j->verify;
@@ -480,10 +653,14 @@ void verify_phase(struct job *j)
 {
 	struct verify *v = j->verify;
 
-	if (v->written && !j->st->error && !atomic_load_explicit(j->stop, memory_order_relaxed)) {
+	if (v->written && j->o->verify_state_save && !j->o->verify_only)
+		verify_state_save(j, v);
+
+	if (v->written && (j->o->do_verify || j->o->verify_only) && !j->st->error &&
+	    !atomic_load_explicit(j->stop, memory_order_relaxed)) {
 		v->check_reads = true;
-		/* An earlier run's blocks: another generation. */
-		v->verifying = !j->o->verify_only;
+		/* An earlier run's blocks: another generation, unless its state says which. */
+		v->verifying = !j->o->verify_only || v->state_loaded;
 		/* Its reads are accounted at the size of the blocks written. */
 		j->bs[DDIR_READ] = j->bs[DDIR_WRITE];
 		j->st->verify_ns = job_run_phase(j, plan_verify, 1U << DDIR_READ);

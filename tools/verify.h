@@ -11,6 +11,9 @@
  * (do_verify=1, the default), and a job that only reads checks every block
  * it reads; the reads of a job that both reads and writes are checked in
  * the verify phase only.  The header is blkring's, not fio's byte format.
+ * verify_backlog reads blocks back while the job writes (its planner
+ * wrapped too); verify_state_save keeps the map of written blocks in a
+ * file that verify_state_load gives a later verify_only run.
  *
  * A verify job runs its engine wrapped: the wrapper fills blocks before
  * they are submitted and checks them once the engine has put their units
@@ -24,6 +27,7 @@
 #include <stdint.h>
 
 #include "checksum.h"
+#include "pattern.h"
 
 #define VERIFY_MAGIC 0x32565242U /* "BRV2" */
 
@@ -47,11 +51,10 @@ extern const char *const verify_kinds[];
 
 /* How a job's blocks are written and checked (from its options). */
 struct verify_method {
-	unsigned kind;              /* index in verify_kinds[] */
-	const struct checksum *sum; /* NULL for meta and pattern */
-	bool header;                /* all but pattern */
-	uint8_t pattern[128];       /* verify_pattern's bytes, when pattern_len */
-	unsigned pattern_len;
+	unsigned kind;                 /* index in verify_kinds[] */
+	const struct checksum *sum;    /* NULL for meta and pattern */
+	bool header;                   /* all but pattern */
+	struct data_pattern pattern;   /* verify_pattern; len 0: none */
 	uint32_t interval, hdr_offset; /* 0: the whole block, at its start */
 };
 
