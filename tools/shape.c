@@ -390,7 +390,8 @@ static void shape_gens(struct job *j, uint64_t seed)
 
 			gen_init(&f->gen[d], j->gen_kind, nr,
 			         plan_seed(seed, j->number, k * (BENCH_DDIR_NR + 1) + d));
-			if (rd->kind < DIST_ZIPF || rd->kind > DIST_NORMAL || !nr)
+			if (rd->kind < DIST_ZIPF || rd->kind > DIST_NORMAL || !nr ||
+			    !(j->ddirs & (1U << d)))
 				continue;
 			if (rd->kind == DIST_ZIPF && nr != zeta_nr) {
 				zetan = zipf_zetan(rd->value, nr);
