@@ -82,6 +82,11 @@ same_ios skip_8k 1M --size=1M --rw=read:8k
 same_ios skip_wraps 1004k --size=1004k --rw=read:8k
 same_ios skip_offset 3M --offset=1M --size=2M --rw=write:4k --bs=8k
 same_ios skip_io_size 1M --size=1M --rw=read:8k --io_size=3M
+# rw=read:-8k: fio's backwards skip, from the region's end once a hole
+# would go before its start.
+same_ios skip_back 1M --size=1M --rw=read:-8k
+same_ios skip_back_write 1M --size=1M --rw=write:-16k --bs=8k
+same_ios skip_back_io_size 1M --size=1M --rw=read:-8k --io_size=3M
 py skip_8k_holes '
 o = [x[0] for x in logs[0]]
 assert o == list(range(0, 1 << 20, 12288))[:len(o)] and len(o) == 86, o[:5]
@@ -338,7 +343,8 @@ bad() {
 bad rw_random_nr "option 'rw': 'randread:0': after ':' comes the number of I/Os per random offset" \
 	--rw=randread:0
 bad rw_random_size "option 'rw': 'randread:8k': after ':' comes the number of I/Os" --rw=randread:8k
-bad rw_skip "option 'rw': 'read:-8k': after ':' comes the bytes to skip" --rw=read:-8k
+bad rw_skip "option 'rw': 'read:-x': after ':' comes the bytes to skip" --rw=read:-x
+bad rw_skip_back_0 "option 'rw': 'read:-0': a backwards skip of 0 bytes" --rw=read:-0
 bad rw_skip_blocks "rw=MODE:N: a skip of 1000 is not a multiple" --rw=read:1000
 bad rw_sequencer "option 'rw_sequencer': 'same' is not one of sequential, identical" \
 	--rw_sequencer=same

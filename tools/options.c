@@ -486,9 +486,13 @@ static int opt_choice(const struct bench_opt *opt, const char *val, void *field)
 
 /* rw='s offset modifier, after the ':': for a random mode the I/Os per
  * random offset, for a sequential one the bytes skipped after each I/O. */
-static int rw_modifier(const char *val, const char *text, bool random, uint64_t *nr)
+static int rw_modifier(const char *val, const char *text, bool random, uint64_t *nr, bool *back)
 {
 	char *end;
+
+	/* fio's backwards skip: rw=read:-8k. */
+	*back = !random && *text == '-';
+	text += *back;
 
 	if (random && (parse_u64(text, nr, &end) || *end || !*nr))
 		return tool_error(-EINVAL,
@@ -498,8 +502,10 @@ static int rw_modifier(const char *val, const char *text, bool random, uint64_t 
 	if (!random && parse_size(text, nr))
 		return tool_error(-EINVAL,
 		                  "'%s': after ':' comes the bytes to skip after each I/O (a size "
-		                  "such as 8k; blkring skips forward only)",
+		                  "such as 8k, or -8k to go back)",
 		                  val);
+	if (*back && !*nr)
+		return tool_error(-EINVAL, "'%s': a backwards skip of 0 bytes", val);
 	return 0;
 }
 
@@ -513,12 +519,13 @@ static int opt_rw(const struct bench_opt *opt, const char *val, void *field)
 	(void)opt;
 	for (unsigned i = 0; rw_modes[i].name; i++) {
 		uint64_t nr = rw_modes[i].random;
+		bool back = false;
 
 		if (len != strlen(rw_modes[i].name) || strncmp(val, rw_modes[i].name, len))
 			continue;
-		if (val[len] && rw_modifier(val, val + len + 1, rw_modes[i].random, &nr))
+		if (val[len] && rw_modifier(val, val + len + 1, rw_modes[i].random, &nr, &back))
 			return -EINVAL;
-		*rw = (struct rw_opt){i, nr};
+		*rw = (struct rw_opt){i, nr, back};
 		return 0;
 	}
 	for (unsigned i = 0; rw_modes[i].name; i++)

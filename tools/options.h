@@ -48,8 +48,9 @@ extern const struct rw_mode rw_modes[];
 struct rw_opt {
 	unsigned mode; /* index in rw_modes */
 	/* Random modes: I/Os per new random offset (1: every one); sequential
-	 * modes: bytes skipped after each I/O. */
+	 * modes: bytes skipped after each I/O, backwards with `back`. */
 	uint64_t nr;
+	bool back;
 };
 enum { RW_SEQ_SEQUENTIAL, RW_SEQ_IDENTICAL };                    /* rw_sequencer= */
 enum { RANDGEN_TAUSWORTHE, RANDGEN_LFSR, RANDGEN_TAUSWORTHE64 }; /* random_generator= */

@@ -41,6 +41,7 @@ struct shape {
 	struct shape_file *files;
 	bool random, strided;
 	uint64_t skip;             /* sequential modes: rw=MODE:N's hole */
+	bool back;                 /* rw=MODE:-N: the hole goes backwards */
 	uint64_t seq_nr, seq_left; /* random modes: rw=MODE:N, fio's ddir_seq_nr */
 	uint64_t zonerange;
 	uint64_t zone_bytes; /* fio's: moved in the zone under way */
@@ -226,10 +227,16 @@ static bool seq_pos(const struct shape *s, const struct job_file *f, const struc
 
 	if (f->start + sf->zone + last >= f->dev_size)
 		return false;
-	if (last && s->skip) {
+	if (last && s->skip && !s->back) {
 		last += s->skip;
 		if (last >= f->dev_size)
 			last = 0;
+	} else if (last && s->skip) {
+		/* fio's: back from the last end, or from the region's end once
+		 * that would go before its start. */
+		uint64_t top = f->len < f->dev_size ? f->len : f->dev_size;
+
+		last = last >= s->skip ? last - s->skip : top >= s->skip ? top - s->skip : 0;
 	}
 	*pos = last;
 	return true;
@@ -419,6 +426,7 @@ int shape_setup(struct job *j, uint64_t seed)
 	}
 	s->random = rw_modes[o->rw.mode].random;
 	s->skip = s->random ? 0 : o->rw.nr;
+	s->back = o->rw.back;
 	s->seq_nr = s->random ? o->rw.nr : 1;
 	s->strided = opts_strided(o) && j->nr_files == 1;
 	s->zonerange = opts_zonerange(o);
