@@ -84,6 +84,15 @@ same_ios skip_offset 3M --offset=1M --size=2M --rw=write:4k --bs=8k
 same_ios skip_io_size 1M --size=1M --rw=read:8k --io_size=3M
 # rw=read:-8k: fio's backwards skip, from the region's end once a hole
 # would go before its start.
+# Skips near 2^64 (which fio refuses) wrap nothing: every hole and zone
+# step goes round to the start.
+ours skip_huge --filename=null:irqmode=none,size=1M --size=1M --bs=8k --rw=read:18446744073709547520
+py skip_huge 'assert len(logs[0]) == 128 and all(o == 0 for o, _, _ in logs[0]), logs[0][:3]' \
+	"$T/skip_huge_clat.1.log"
+ours zoneskip_huge --filename=null:irqmode=none,size=1M --size=1M --zonemode=strided \
+	--zonesize=8k --zonerange=64k --zoneskip=18446744073709547520 --rw=read
+py zoneskip_huge 'assert len(logs[0]) == 256 and all(o < 8192 for o, _, _ in logs[0]), logs[0][:3]' \
+	"$T/zoneskip_huge_clat.1.log"
 same_ios skip_back 1M --size=1M --rw=read:-8k
 same_ios skip_back_write 1M --size=1M --rw=write:-16k --bs=8k
 same_ios skip_back_io_size 1M --size=1M --rw=read:-8k --io_size=3M

@@ -203,10 +203,14 @@ static void zone_step(struct job *j, struct job_file *f, struct shape_file *sf, 
 	struct shape *s = j->shape;
 
 	if (s->zone_bytes >= j->o->zonesize) {
+		uint64_t step = s->zonerange + j->o->zoneskip;
+
 		s->zone_bytes = 0;
-		sf->zone += s->zonerange + j->o->zoneskip;
-		if (f->start + sf->zone >= f->dev_size)
+		/* Overflow-safe: zoneskip may be as large as a uint64_t. */
+		if (step < s->zonerange || step >= f->dev_size - f->start - sf->zone)
 			sf->zone = 0;
+		else
+			sf->zone += step;
 	}
 	if (sf->last_end[d] >= s->zonerange)
 		sf->last_end[d] = 0;
@@ -228,9 +232,8 @@ static bool seq_pos(const struct shape *s, const struct job_file *f, const struc
 	if (f->start + sf->zone + last >= f->dev_size)
 		return false;
 	if (last && s->skip && !s->back) {
-		last += s->skip;
-		if (last >= f->dev_size)
-			last = 0;
+		/* Compared, not added: a skip near 2^64 must not wrap. */
+		last = s->skip >= f->dev_size - last ? 0 : last + s->skip;
 	} else if (last && s->skip) {
 		/* fio's: back from the last end, or from the region's end once
 		 * that would go before its start. */
