@@ -337,6 +337,10 @@ else
 	expect_json fill_device_layout 'assert d["jobs"][0]["write"]["io_bytes"] == 2 << 20, d["jobs"][0]["write"]' \
 		--name=a --filename="$T/fs/new.img" --rw=write --bs=64k --fill_fs=1
 	rm -f "$T/fs/new.img"
+	# With a size larger than the space: laid out sparse, written until full (fio's).
+	expect_json fill_device_size 'assert d["jobs"][0]["write"]["io_bytes"] == 2 << 20, d["jobs"][0]["write"]' \
+		--name=a --filename="$T/fs/new.img" --rw=write --bs=64k --size=8M --fill_device=1
+	rm -f "$T/fs/new.img"
 	truncate -s 8M "$T/fs/sparse.img"
 	expect_err fill_device_off 1 "ENOSPC" --name=a --filename="$T/fs/sparse.img" --rw=write --bs=64k
 	unmount "$T/fs"

@@ -210,16 +210,16 @@ static int layout_allocate(int fd, uint64_t start, uint64_t end)
  * fio's extend_file(): a missing file is created, a short regular one
  * extended, to the end of the job's region, then synced (fio's
  * create_fsync).  A file's existing bytes are kept, where fio writes the
- * whole file anew.  With fill_device and no size, a missing file takes its
- * file system's free space: sparse for a job that only writes (its writes
- * fill it, and ENOSPC ends the job), written until it is full for one that
- * reads.  Returns 1 when it laid the file out (*need bytes), 0 when it
+ * whole file anew.  With fill_device a file takes its size (without one,
+ * its file system's free space) sparse for a job that only writes (its
+ * writes fill it, and ENOSPC ends the job), written until it is full for
+ * one that reads.  Returns 1 when it laid the file out (*need bytes), 0 when it
  * needed nothing.
  */
 static int file_layout(const struct job *j, const struct job_file *f, uint64_t *need, bool readonly)
 {
 	bool reads = rw_modes[j->o->rw.mode].ddirs & (1U << DDIR_READ);
-	bool fill = j->o->fill_device && !*need;
+	bool fill = j->o->fill_device;
 	uint64_t from = 0;
 	struct stat st;
 	int fd, ret;
@@ -236,7 +236,7 @@ static int file_layout(const struct job *j, const struct job_file *f, uint64_t *
 		                 "%s would be laid out, and --readonly changes no file (as fio "
 		                 "refuses to)",
 		                 f->name);
-	if (fill)
+	if (fill && !*need)
 		*need = fs_free(f->name);
 	if (!*need)
 		return def_error(j->def, "size",
