@@ -363,7 +363,7 @@ for x, y, want in zip(fio, ours, (100, 800, 100)):
 assert ours[2]['usr_cpu'] > 25, ours[2]['usr_cpu']
 PY
 )
-check fio_thinktime '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 200 "$T/err") $why"
+check fio_thinktime '[[ $rc == 0 && -z $why ]]' "exit $rc: ${why##*$'\n'} ($(head -c 200 "$T/err"))"
 
 # new_group: a reporting group of its own whose jobs still run beside the
 # ones before (a stonewall waits), numbered as fio numbers them.
