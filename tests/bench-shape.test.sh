@@ -321,6 +321,13 @@ ours inc_pct --filename=null:irqmode=none,size=1M --size=256k --numjobs=3 \
 	--offset_increment=25%
 check offset_increment_pct '[[ $(head -n 1 "$T/inc_pct_clat.3.log" | cut -d, -f5) == " 524288" ]]' \
 	"clone 3 starts at $(head -n 1 "$T/inc_pct_clat.3.log")"
+# offset=N%: the start and each clone's increment added up, then rounded up
+# to the smallest block, as fio's get_start_offset() (fio: 106496, 208896).
+ours inc_offset_pct --filename=null:irqmode=none,size=1M --size=64k --numjobs=2 \
+	--offset=10% --offset_increment=100k
+check offset_pct_increment '[[ $(head -n 1 "$T/inc_offset_pct_clat.1.log" | cut -d, -f5) == " 106496" &&
+	$(head -n 1 "$T/inc_offset_pct_clat.2.log" | cut -d, -f5) == " 208896" ]]' \
+	"clones start at $(head -n 1 "$T/inc_offset_pct_clat.1.log"), $(head -n 1 "$T/inc_offset_pct_clat.2.log")"
 
 # ---- fill_device ----
 

@@ -371,32 +371,36 @@ static int file_blocks_fit(const struct job *j, const struct job_file *f, uint64
 }
 
 /*
- * Where the job's region starts: offset, and with fio's offset_increment
- * that much more for each clone before this one (a percentage of the
- * device, the start then rounded up to the job's smallest block, as fio
- * rounds it).  Sets `text` to how the job gave it, for messages.
+ * Where the job's region starts, as fio's get_start_offset(): offset, and
+ * with fio's offset_increment that much more for each clone before this
+ * one; when either is a percentage of the device, the sum rounded up to
+ * the job's smallest block.  Sets `text` to how the job gave it, for
+ * messages.
  */
 static int region_start(const struct job *j, const struct job_file *f, uint64_t dev_size,
-                        uint64_t lbs, uint64_t *off, char *text, size_t len)
+                        uint64_t *off, char *text, size_t len)
 {
 	const struct job_opts *o = j->o;
 	const struct size_pct *inc = &o->offset_increment;
-	uint64_t step = inc->pct ? pct_of(dev_size, inc->pct, 1) : inc->bytes, more, unit;
+	uint64_t step = inc->pct ? pct_of(dev_size, inc->pct, 1) : inc->bytes, more;
 
-	*off = o->offset.pct ? pct_of(dev_size, o->offset.pct, lbs) : o->offset.bytes;
-	given_as(text, len, "offset", &o->offset, *off, dev_size);
-	if (!step || !j->clone)
-		return 0;
-	unit = job_unit(o, true);
-	if (__builtin_mul_overflow(step, (uint64_t)j->clone, &more) ||
-	    __builtin_add_overflow(*off, more, off))
+	*off = o->offset.pct ? pct_of(dev_size, o->offset.pct, 1) : o->offset.bytes;
+	if (step && j->clone &&
+	    (__builtin_mul_overflow(step, (uint64_t)j->clone, &more) ||
+	     __builtin_add_overflow(*off, more, off)))
 		return def_error(j->def, "offset_increment",
 		                 "offset_increment=%" PRIu64 ": clone %u starts past the end of %s",
 		                 step, j->clone, f->name);
-	if (inc->pct && *off < dev_size)
+	if ((o->offset.pct || inc->pct) && *off < dev_size) {
+		uint64_t unit = job_unit(o, true);
+
 		*off = (*off + unit - 1) / unit * unit;
-	snprintf(text, len, "offset=%" PRIu64 " (clone %u, offset_increment=%" PRIu64 ")", *off,
-	         j->clone, step);
+	}
+	if (step && j->clone)
+		snprintf(text, len, "offset=%" PRIu64 " (clone %u, offset_increment=%" PRIu64 ")",
+		         *off, j->clone, step);
+	else
+		given_as(text, len, "offset", &o->offset, *off, dev_size);
 	return 0;
 }
 
@@ -431,7 +435,7 @@ static int file_region(const struct job *j, struct job_file *f, const struct blk
 	uint64_t wanted = file_size_wanted(j);
 	char off_text[128], len_text[96];
 	int ret = file_blocks_fit(j, f, lbs)
-	              ?: region_start(j, f, info->size, lbs, &off, off_text, sizeof(off_text));
+	              ?: region_start(j, f, info->size, &off, off_text, sizeof(off_text));
 
 	if (ret)
 		return ret;
