@@ -321,6 +321,12 @@ ours inc_pct --filename=null:irqmode=none,size=1M --size=256k --numjobs=3 \
 	--offset_increment=25%
 check offset_increment_pct '[[ $(head -n 1 "$T/inc_pct_clat.3.log" | cut -d, -f5) == " 524288" ]]' \
 	"clone 3 starts at $(head -n 1 "$T/inc_pct_clat.3.log")"
+# ioengine=null's device reaches the last clone's region, also for a
+# percentage increment (of the device itself); one that cannot be is named.
+expect_json null_engine_increment_pct 'assert d["jobs"][1]["read"]["io_bytes"] == 65536, d["jobs"][1]["read"]' \
+	--name=a --ioengine=null --size=64k --numjobs=2 --offset_increment=50%
+expect_err null_engine_increment_full 2 "offset_increment=50% with numjobs=3: the clones would start past the end" \
+	--name=a --ioengine=null --size=64k --numjobs=3 --offset_increment=50%
 # offset=N%: the start and each clone's increment added up, then rounded up
 # to the smallest block, as fio's get_start_offset() (fio: 106496, 208896).
 ours inc_offset_pct --filename=null:irqmode=none,size=1M --size=64k --numjobs=2 \

@@ -346,10 +346,42 @@ static int engine_needs(struct job_def *d, const char *key, const char *what)
 	                  def_where(d, "ioengine"), d->o.name, d->o.ioengine->name, key, what);
 }
 
+/*
+ * ioengine=null's device: as large as the clones' regions reach, whole 4k
+ * blocks; a percentage offset_increment is of the device itself, so the
+ * device is what the regions leave that share of.
+ */
+static int null_engine_size(struct job_def *d, uint64_t *bytes)
+{
+	const struct job_opts *o = &d->o;
+	uint64_t base = o->offset.bytes + o->size.bytes, rest;
+	unsigned pct = (o->numjobs - 1) * o->offset_increment.pct;
+
+	/* A percentage start is rounded up to the smallest block: room for it. */
+	if (o->offset_increment.pct) {
+		uint64_t r = opts_max_bs(o, DDIR_READ), w = opts_max_bs(o, DDIR_WRITE);
+
+		base += r > w ? r : w;
+	}
+	if (pct >= 100)
+		return tool_error(-EINVAL,
+		                  "%s: job '%s': offset_increment=%u%% with numjobs=%u: the clones "
+		                  "would start past the end of any null device (ioengine=null)",
+		                  def_where(d, "offset_increment"), o->name,
+		                  o->offset_increment.pct, o->numjobs);
+	rest = o->offset_increment.pct ? 100 - pct : 100;
+	*bytes = (uint64_t)(((unsigned __int128)base * 100 + rest - 1) / rest) +
+	         (o->numjobs - 1) * o->offset_increment.bytes;
+	*bytes = (*bytes + 4095) / 4096 * 4096;
+	return 0;
+}
+
 static int engine_dev(struct job_def *d)
 {
 	struct job_opts *o = &d->o;
 	char size[32], image[2 * BENCH_NAME_MAX + 1];
+	uint64_t bytes = 0;
+	int ret;
 
 	switch (o->ioengine->dev) {
 	case ENGINE_DEV_FILENAME:
@@ -357,9 +389,10 @@ static int engine_dev(struct job_def *d)
 	case ENGINE_DEV_NULL:
 		if (!o->size.bytes)
 			return engine_needs(d, "size", "in bytes: the size of its null device");
-		snprintf(size, sizeof(size), "%" PRIu64,
-		         o->offset.bytes + (o->numjobs - 1) * o->offset_increment.bytes +
-		             o->size.bytes);
+		ret = null_engine_size(d, &bytes);
+		if (ret)
+			return ret;
+		snprintf(size, sizeof(size), "%" PRIu64, bytes);
 		return engine_spec(d, "null:", NULL, "irqmode", "none", "size", size);
 	case ENGINE_DEV_NBD:
 		if (!o->uri[0])
