@@ -220,9 +220,10 @@ static void zone_step(struct job *j, struct job_file *f, struct shape_file *sf, 
 
 /*
  * fio's get_next_seq_offset(): where the last I/O ended, plus the hole of
- * rw=MODE:N once past the window's start; false at the device's end.  As
- * fio's, a hole that takes the position (from the window's start) past the
- * device's size goes round to the start.
+ * rw=MODE:N once past the window's start; false at the device's end.  A
+ * hole that takes the position (from the window's start) past the device's
+ * size goes round to the window's start; fio's takes its offset= as the
+ * new relative position there, which is not copied.
  */
 static bool seq_pos(const struct shape *s, const struct job_file *f, const struct shape_file *sf,
                     unsigned d, uint64_t *pos)
