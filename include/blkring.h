@@ -336,6 +336,12 @@ BLKRING_API int blkring_spec_set(struct blkring_spec *spec, const char *key, con
 BLKRING_API int blkring_spec_format(const struct blkring_spec *spec, char *buf, size_t size);
 BLKRING_API int blkring_dev_open_spec(const struct blkring_spec *spec, struct blkring_dev **devp);
 BLKRING_API int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info);
+/* Linux's minimum_io_size and optimal_io_size (BLKIOMIN, BLKIOOPT), bytes:
+ * the smallest I/O without a penalty (at least the physical block: a
+ * stripe's chunk) and the best size for large I/O (a stripe's width, an
+ * RBD object; 0 when the device has none).  A call of its own: struct
+ * blkring_dev_info keeps its size. */
+BLKRING_API int blkring_dev_io_hints(struct blkring_dev *dev, uint32_t *io_min, uint32_t *io_opt);
 
 /* Blocking calls, for code that does not want a ring. */
 BLKRING_API ssize_t blkring_dev_pread(struct blkring_dev *dev, void *buf, size_t nbytes,

@@ -147,6 +147,10 @@ nbdcopy "$T/rand16" "$URI" 2>"$T/err" && nbdcopy "$URI" "$T/out16" 2>>"$T/err"
 check striped_null_file_roundtrip 'cmp -s "$T/rand16" "$T/out16" &&
 	cmp -s <(dd if="$T/rand16" bs=32k skip=1 count=1 2>/dev/null) <(head -c 32k "$T/leg.img")' \
 	"$(head -c 300 "$T/err" "$T/striped.err")"
+# NBD's preferred block size is the volume's minimum I/O size: its chunk.
+nbdinfo --json "$URI" >"$T/info.json" 2>&1
+check striped_preferred_block_chunk 'jq -e ".exports[0].block_size_preferred == 32768" \
+	"$T/info.json" >/dev/null' "$(head -c 400 "$T/info.json")"
 stop "$SPID" >/dev/null
 
 # ---- read-only, and TCP on 127.0.0.1 ----

@@ -397,6 +397,7 @@ static void check_caps(const char *table, uint32_t features, uint32_t lbs, uint3
 #define D "null:memory_backed=1,discard=1,max_sectors=128,max_discard_sectors=1000,bs=4096,name=d"
 #define P "null:size=1G,name=plain"
 #define RO "null:size=1G,ro=1,name=ro"
+#define BIG "null:size=2G,name=big"
 
 /* A plain null device's default per-I/O limit, whatever null chose. */
 static uint32_t plain_max_sectors(void)
@@ -425,6 +426,40 @@ static void test_capabilities(void)
 	           0, 1);
 }
 
+static void check_hints(const char *table, uint32_t io_min, uint32_t io_opt)
+{
+	struct blkring_dev *dev;
+	uint32_t min = 0, opt = 0;
+
+	if (blkring_vol_create(table, NULL, &dev))
+		TEST_FAIL("%s: %s", table, blkring_last_error());
+	CHECK_EQ(blkring_dev_io_hints(dev, &min, &opt), 0);
+	if (min != io_min || opt != io_opt)
+		TEST_FAIL("%s: io_min %u io_opt %u, expected %u %u", table, min, opt, io_min,
+		          io_opt);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
+/* Linux's stacking: io_min the largest, io_opt the least common multiple;
+ * a stripe's own hints are its chunk and its row. */
+static void test_io_hints(void)
+{
+	uint32_t min, opt;
+
+	check_hints("0 64 linear " P " 0", 512, 0);
+	check_hints("0 64 linear " D " 0", 4096, 0);
+	check_hints("0 256 striped 2 64 " P " 0 " D " 0", 32768, 65536);
+	check_hints("0 768 striped 3 64 " P " 0 " P " 64 " P " 128", 32768, 98304);
+	/* Two striped targets of rows 64 KiB and 96 KiB: their lcm, 192 KiB. */
+	check_hints("0 256 striped 2 64 " P " 0 " P " 128\n"
+	            "256 768 striped 3 64 " P " 256 " P " 512 " P " 768",
+	            32768, 196608);
+	/* A row past 4 GiB has no io_opt. */
+	check_hints("0 8388608 striped 2 4194304 " BIG " 0 " BIG " 0", 1U << 31, 0);
+	check_hints("0 64 zero", 512, 0);
+	CHECK_EQ(blkring_dev_io_hints(NULL, &min, &opt), -EINVAL);
+}
+
 static void test_read_only_leg(void)
 {
 	struct blkring_dev *dev;
@@ -445,6 +480,7 @@ static const struct test_case cases[] = {
     {"load-cycles", test_load_cycles, 0},
     {"relative-paths", test_relative_paths, 0},
     {"capabilities", test_capabilities, 0},
+    {"io-hints", test_io_hints, 0},
     {"read-only-leg", test_read_only_leg, 0},
     {NULL, NULL, 0},
 };

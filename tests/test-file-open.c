@@ -254,6 +254,7 @@ static void check_loop_limits(const char *loop, unsigned lbs)
 	uint64_t discard_max = sysfs_queue(loop, "discard_max_bytes");
 	uint64_t zeroes_max = sysfs_queue(loop, "write_zeroes_max_bytes");
 	char *buf = tf_alloc(8192);
+	uint32_t io_min, io_opt;
 
 	CHECK_EQ(blkring_dev_info(dev, &info), 0);
 	CHECK_EQ(info.size, 32 << 20);
@@ -267,6 +268,9 @@ static void check_loop_limits(const char *loop, unsigned lbs)
 	CHECK_EQ(!!(info.features & BLKRING_FEAT_DISCARD), !!discard_max);
 	CHECK_EQ(!!(info.features & BLKRING_FEAT_WRITE_ZEROES), !!zeroes_max);
 	CHECK_EQ(info.discard_granularity, sysfs_queue(loop, "discard_granularity"));
+	CHECK_EQ(blkring_dev_io_hints(dev, &io_min, &io_opt), 0);
+	CHECK_EQ(io_min, sysfs_queue(loop, "minimum_io_size"));
+	CHECK_EQ(io_opt, sysfs_queue(loop, "optimal_io_size"));
 	CHECK_EQ(blkring_dev_pread(dev, buf, lbs, lbs), lbs);
 	if (lbs > 512)
 		CHECK_EQ(blkring_dev_pread(dev, buf, 512, 0), -EINVAL);

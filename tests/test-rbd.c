@@ -184,9 +184,14 @@ static void test_info(void)
 {
 	struct blkring_dev *dev = rt_open("rbd:rbd/img,poll_queues=2");
 	struct blkring_dev_info in;
+	uint32_t io_min, io_opt;
 
 	CHECK_EQ(blkring_dev_info(dev, &in), 0);
 	CHECK_EQ(in.size, IMG_MB * MiB);
+	/* rbd's default object: 4 MiB (order 22), the image's optimal I/O. */
+	CHECK_EQ(blkring_dev_io_hints(dev, &io_min, &io_opt), 0);
+	CHECK_EQ(io_min, 512);
+	CHECK_EQ(io_opt, 4U << 20);
 	CHECK_EQ(in.logical_block_size, 512);
 	CHECK_EQ(in.nr_hw_queues, 1);
 	CHECK_EQ(in.nr_poll_queues, 2);

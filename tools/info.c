@@ -30,9 +30,12 @@ static const struct {
 static const char *const dir_names[BLKRING_DIR_NR] = {"read", "write", "discard", "write_zeroes",
                                                       "flush"};
 
-static void info_normal(const struct blkring_dev_info *in)
+static void info_normal(struct blkring_dev *dev, const struct blkring_dev_info *in)
 {
+	uint32_t io_min = 0, io_opt = 0;
 	char size[32];
+
+	blkring_dev_io_hints(dev, &io_min, &io_opt);
 
 	fmt_num(size, sizeof(size), (double)in->size, true);
 	printf("%s\n", in->spec);
@@ -44,6 +47,8 @@ static void info_normal(const struct blkring_dev_info *in)
 	printf("  max discard sectors:      %u\n", in->max_discard_sectors);
 	printf("  discard granularity:      %u\n", in->discard_granularity);
 	printf("  max write zeroes sectors: %u\n", in->max_write_zeroes_sectors);
+	printf("  minimum I/O size:         %u\n", io_min);
+	printf("  optimal I/O size:         %u\n", io_opt);
 	printf("  features:                ");
 	for (size_t i = 0; i < ARRAY_SIZE(features); i++)
 		if (in->features & features[i].bit)
@@ -65,17 +70,20 @@ static bool is_volume(const struct blkring_dev_info *in)
 
 static int info_normal_volume(struct blkring_dev *dev, const struct blkring_dev_info *in)
 {
-	info_normal(in);
+	info_normal(dev, in);
 	if (!is_volume(in))
 		return 0;
 	printf("  table:\n");
 	return table_show(stdout, dev, "    ");
 }
 
-static json_object *info_json_build(const struct blkring_dev_info *in)
+static json_object *info_json_build(struct blkring_dev *dev, const struct blkring_dev_info *in)
 {
 	json_object *o = json_object_new_object(), *feat = json_object_new_array();
 	json_object *cnt = json_object_new_object();
+	uint32_t io_min = 0, io_opt = 0;
+
+	blkring_dev_io_hints(dev, &io_min, &io_opt);
 
 	json_object_object_add(o, "spec", json_object_new_string(in->spec));
 	json_object_object_add(o, "type", json_object_new_string(in->type));
@@ -91,6 +99,8 @@ static json_object *info_json_build(const struct blkring_dev_info *in)
 	                       json_object_new_int64(in->discard_granularity));
 	json_object_object_add(o, "max_write_zeroes_sectors",
 	                       json_object_new_int64(in->max_write_zeroes_sectors));
+	json_object_object_add(o, "minimum_io_size", json_object_new_int64(io_min));
+	json_object_object_add(o, "optimal_io_size", json_object_new_int64(io_opt));
 	for (size_t i = 0; i < ARRAY_SIZE(features); i++)
 		if (in->features & features[i].bit)
 			json_object_array_add(feat, json_object_new_string(features[i].name));
@@ -113,7 +123,7 @@ static json_object *info_json_build(const struct blkring_dev_info *in)
 
 static int info_json(struct blkring_dev *dev, const struct blkring_dev_info *in)
 {
-	json_object *o = info_json_build(in), *targets;
+	json_object *o = info_json_build(dev, in), *targets;
 	const char *text;
 
 	if (is_volume(in)) {

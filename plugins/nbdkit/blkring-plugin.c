@@ -123,18 +123,29 @@ static int64_t blkring_plugin_get_size(void *h)
 	return (int64_t)info.size;
 }
 
+/* NBD's preferred block size: the device's minimum I/O size (a striped
+ * volume's chunk), where it is a power of two within the protocol's range
+ * (512 bytes to 32 MiB), else the logical block. */
+static uint32_t preferred_size(uint32_t lbs, uint32_t io_min)
+{
+	uint32_t pref = io_min > 512 ? io_min : 512;
+
+	if ((pref & (pref - 1)) || pref > (32U << 20))
+		pref = lbs;
+	return pref > lbs ? pref : lbs;
+}
+
 static int blkring_plugin_block_size(void *h, uint32_t *minimum, uint32_t *preferred,
                                      uint32_t *maximum)
 {
 	struct blkring_dev_info info;
+	uint32_t io_min, io_opt;
 
 	(void)h;
-	if (info_or_error(&info) < 0)
+	if (info_or_error(&info) < 0 || blkring_dev_io_hints(plug.dev, &io_min, &io_opt) < 0)
 		return -1;
 	*minimum = info.logical_block_size;
-	*preferred = info.physical_block_size > 512 ? info.physical_block_size : 512;
-	if (*preferred < *minimum)
-		*preferred = *minimum;
+	*preferred = preferred_size(info.logical_block_size, io_min);
 	*maximum = 0xffffffff; /* the library splits to the device's limits */
 	return 0;
 }

@@ -95,11 +95,17 @@ struct blkring_limits {
 	uint32_t max_discard_sectors;
 	uint32_t discard_granularity; /* bytes */
 	uint32_t max_write_zeroes_sectors;
+	/* I/O size hints in bytes, as Linux's: the smallest I/O without a
+	 * penalty (0: the physical block) and the best streaming size (0: none). */
+	uint32_t io_min;
+	uint32_t io_opt;
 	/* Buffer address mask the device needs (Linux's dma_alignment), e.g.
 	 * 511 for O_DIRECT-like devices; 0 takes any buffer.  When non-zero,
 	 * segment lengths must also be multiples of the logical block size. */
 	uint32_t dma_alignment;
 };
+
+void blkring__io_hints_validate(struct blkring_limits *lim);
 
 /* A hardware queue with tags and a FIFO wait list, as blk-mq's hctx. */
 struct blkring_hctx {

@@ -166,6 +166,7 @@ static int check_limits(struct blkring_dev *dev)
 	lim->max_sectors -= lim->max_sectors % lbs_sectors;
 	lim->max_discard_sectors -= lim->max_discard_sectors % lbs_sectors;
 	lim->max_write_zeroes_sectors -= lim->max_write_zeroes_sectors % lbs_sectors;
+	blkring__io_hints_validate(lim);
 	if (!lim->max_sectors ||
 	    (!lim->max_discard_sectors && (dev->features & BLKRING_FEAT_DISCARD)) ||
 	    (!lim->max_write_zeroes_sectors && (dev->features & BLKRING_FEAT_WRITE_ZEROES)))
@@ -411,6 +412,24 @@ static const uint8_t op_dir[REQ_OP_NR] = {
     [REQ_OP_DISCARD] = BLKRING_DIR_DISCARD,
     [REQ_OP_WRITE_ZEROES] = BLKRING_DIR_WRITE_ZEROES,
 };
+
+/* Linux's blk_validate_limits: io_min at least a physical block, io_opt
+ * rounded down to whole ones (a DMA limit may have set it). */
+void blkring__io_hints_validate(struct blkring_limits *lim)
+{
+	if (lim->io_min < lim->physical_block_size)
+		lim->io_min = lim->physical_block_size;
+	lim->io_opt -= lim->io_opt % lim->physical_block_size;
+}
+
+int blkring_dev_io_hints(struct blkring_dev *dev, uint32_t *io_min, uint32_t *io_opt)
+{
+	if (!dev || !io_min || !io_opt)
+		return -EINVAL;
+	*io_min = READ_ONCE(dev->limits.io_min);
+	*io_opt = READ_ONCE(dev->limits.io_opt);
+	return 0;
+}
 
 int blkring_dev_info(struct blkring_dev *dev, struct blkring_dev_info *info)
 {

@@ -404,6 +404,29 @@ static uint32_t max_u32(uint32_t a, uint32_t b)
 	return a > b ? a : b;
 }
 
+static uint32_t gcd_u32(uint32_t a, uint32_t b)
+{
+	while (b) {
+		uint32_t r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+/* Linux's lcm_not_zero(): either when the other is 0; 0 (no hint) when
+ * the multiple does not fit. */
+static uint32_t lcm_not_zero(uint32_t a, uint32_t b)
+{
+	uint64_t l;
+
+	if (!a || !b)
+		return a ? a : b;
+	l = (uint64_t)(a / gcd_u32(a, b)) * b;
+	return l <= UINT32_MAX ? (uint32_t)l : 0;
+}
+
 /* Linux's blk_stack_limits, the parts we keep: the strictest of each.  A
  * leg that is a volume may be swapping its table: each field read once. */
 static void stack_limits(struct blkring_limits *l, const struct blkring_limits *leg)
@@ -419,6 +442,32 @@ static void stack_limits(struct blkring_limits *l, const struct blkring_limits *
 	l->max_write_zeroes_sectors =
 	    min_u32(l->max_write_zeroes_sectors, READ_ONCE(leg->max_write_zeroes_sectors));
 	l->dma_alignment = l->dma_alignment | READ_ONCE(leg->dma_alignment);
+	l->io_min = max_u32(l->io_min, READ_ONCE(leg->io_min));
+	l->io_opt = lcm_not_zero(l->io_opt, READ_ONCE(leg->io_opt));
+}
+
+static const struct blkring_limits no_limits = {
+    .logical_block_size = SECTOR_SIZE,
+    .physical_block_size = SECTOR_SIZE,
+    .max_sectors = NO_LIMIT,
+    .max_discard_sectors = NO_LIMIT,
+    .discard_granularity = SECTOR_SIZE,
+    .max_write_zeroes_sectors = NO_LIMIT,
+};
+
+/* A target's limits: its legs', then its own hints, as Linux's
+ * dm_calculate_queue_limits() does before stacking them into the table's. */
+static void stack_target(struct dm_table *t, struct dm_target *ti)
+{
+	struct blkring_limits l = no_limits;
+
+	for (unsigned i = 0; i < ti->nr_legs; i++) {
+		stack_limits(&l, &ti->legs[i].dev->limits);
+		t->read_only |= READ_ONCE(ti->legs[i].dev->read_only);
+	}
+	if (ti->type->io_hints)
+		ti->type->io_hints(ti, &l);
+	stack_limits(&t->limits, &l);
 }
 
 /*
@@ -429,26 +478,18 @@ static void stack_limits(struct blkring_limits *l, const struct blkring_limits *
  */
 static void stack_table(struct dm_table *t)
 {
-	t->limits = (struct blkring_limits){
-	    .logical_block_size = SECTOR_SIZE,
-	    .physical_block_size = SECTOR_SIZE,
-	    .max_sectors = NO_LIMIT,
-	    .max_discard_sectors = NO_LIMIT,
-	    .discard_granularity = SECTOR_SIZE,
-	    .max_write_zeroes_sectors = NO_LIMIT,
-	};
+	t->limits = no_limits;
 	t->features = FEAT_ALL;
 	for (unsigned i = 0; i < t->nr_targets; i++) {
 		struct dm_target *ti = &t->targets[i];
 		uint32_t features = ti->nr_legs ? FEAT_ALL : ti->features;
 
-		for (unsigned l = 0; l < ti->nr_legs; l++) {
+		for (unsigned l = 0; l < ti->nr_legs; l++)
 			features &= READ_ONCE(ti->legs[l].dev->features);
-			stack_limits(&t->limits, &ti->legs[l].dev->limits);
-			t->read_only |= READ_ONCE(ti->legs[l].dev->read_only);
-		}
 		t->features &= features;
+		stack_target(t, ti);
 	}
+	blkring__io_hints_validate(&t->limits);
 	if (!(t->features & BLKRING_FEAT_DISCARD))
 		t->limits.max_discard_sectors = 0;
 	if (!(t->features & BLKRING_FEAT_WRITE_ZEROES))

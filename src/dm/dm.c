@@ -582,6 +582,8 @@ static void dm_apply_table(struct dm_volume *v, const struct dm_table *t)
 	WRITE_ONCE(l->discard_granularity, t->limits.discard_granularity);
 	WRITE_ONCE(l->max_write_zeroes_sectors, t->limits.max_write_zeroes_sectors);
 	WRITE_ONCE(l->dma_alignment, t->limits.dma_alignment);
+	WRITE_ONCE(l->io_min, t->limits.io_min);
+	WRITE_ONCE(l->io_opt, t->limits.io_opt);
 	WRITE_ONCE(dev->features, t->features);
 	WRITE_ONCE(dev->read_only, t->read_only || v->ro);
 }

@@ -51,6 +51,9 @@ struct dm_target_type {
 	 * table's output); returns snprintf's count.  Optional: none means no
 	 * arguments. */
 	int (*status)(struct dm_target *ti, char *buf, size_t len);
+	/* Sets the target's I/O size hints over its legs' (dm's io_hints):
+	 * optional. */
+	void (*io_hints)(struct dm_target *ti, struct blkring_limits *limits);
 };
 
 /* ctr of a target with no arguments and no legs that takes every

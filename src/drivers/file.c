@@ -272,10 +272,11 @@ static int bdev_limits(struct file_dev *fd, const struct file_conf *c, const str
 	uint64_t size, discard_max = queue_attr(st->st_rdev, "discard_max_bytes");
 	uint64_t zeroes_max = queue_attr(st->st_rdev, "write_zeroes_max_bytes");
 	int lbs = 0, ro = 0;
-	unsigned pbs = 0;
+	unsigned pbs = 0, io_min = 0, io_opt = 0;
 
 	if (ioctl(fd->fd, BLKGETSIZE64, &size) < 0 || ioctl(fd->fd, BLKSSZGET, &lbs) < 0 ||
-	    ioctl(fd->fd, BLKPBSZGET, &pbs) < 0 || ioctl(fd->fd, BLKROGET, &ro) < 0)
+	    ioctl(fd->fd, BLKPBSZGET, &pbs) < 0 || ioctl(fd->fd, BLKROGET, &ro) < 0 ||
+	    ioctl(fd->fd, BLKIOMIN, &io_min) < 0 || ioctl(fd->fd, BLKIOOPT, &io_opt) < 0)
 		return open_error(c, -errno);
 	/* Marked read-only by the kernel (BLKROSET): writes get blkring's
 	 * -EBADF up front, not the kernel's -EPERM from below. */
@@ -288,6 +289,8 @@ static int bdev_limits(struct file_dev *fd, const struct file_conf *c, const str
 	dev->size = c->size ? c->size : size;
 	lim->logical_block_size = (uint32_t)lbs;
 	lim->physical_block_size = pbs > (unsigned)lbs ? pbs : (uint32_t)lbs;
+	lim->io_min = io_min;
+	lim->io_opt = io_opt;
 	if (fd->direct)
 		dio_limits(fd, lim);
 	lim->max_discard_sectors = sectors_of(discard_max);

@@ -216,10 +216,24 @@ static int stripe_status(struct dm_target *ti, char *buf, size_t len)
 	return n;
 }
 
+/* dm-stripe's: a chunk is the smallest I/O that keeps to one leg, a row
+ * of chunks the one that keeps every leg busy. */
+static void stripe_io_hints(struct dm_target *ti, struct blkring_limits *limits)
+{
+	struct stripe_c *sc = ti->private;
+	uint64_t chunk = (uint64_t)sc->geom.chunk << SECTOR_SHIFT, row = chunk * sc->geom.stripes;
+
+	if (chunk > UINT32_MAX)
+		return;
+	limits->io_min = (uint32_t)chunk;
+	limits->io_opt = row <= UINT32_MAX ? (uint32_t)row : 0;
+}
+
 const struct dm_target_type blkring__dm_striped = {
     .name = "striped",
     .ctr = stripe_ctr,
     .dtr = stripe_dtr,
     .map = stripe_map,
     .status = stripe_status,
+    .io_hints = stripe_io_hints,
 };

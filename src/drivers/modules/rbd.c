@@ -471,6 +471,8 @@ static int set_limits(struct blkring_dev *dev, struct rbdev *rd)
 	lim->discard_granularity = SECTOR_SIZE;
 	lim->max_discard_sectors = RBD_MAX_RANGE_SECTORS;
 	lim->max_write_zeroes_sectors = RBD_MAX_RANGE_SECTORS;
+	/* An I/O within one object goes to one OSD in one request. */
+	lim->io_opt = info.obj_size <= UINT32_MAX ? (uint32_t)info.obj_size : 0;
 	dev->read_only = rd->conf.ro || rd->snap;
 	/* Discard is advisory in librbd (partial objects are skipped): it is
 	 * offered, but never as a way to zero. */
