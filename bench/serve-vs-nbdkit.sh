@@ -12,10 +12,16 @@
 # machine is noisy; client and servers share its CPUs); every round is
 # printed, then the median, minimum and maximum of each ratio.  Beside the
 # IOPS, the I/Os per second of the server's own CPU time (nbdkit's threads,
-# from /proc), which a busy machine skews far less.
+# from /proc), which a busy machine skews far less.  With --callgrind,
+# also the servers' own instructions per request (nbdkit and its plugin,
+# not the kernel's socket work), which do not depend on the load: nbdkit
+# under callgrind with each plugin, filled, then fio runs of 20000 and
+# 60000 requests, the difference divided by 40000.
 #
-#   bench/serve-vs-nbdkit.sh [BUILD_DIR] [SECONDS] [ROUNDS]
+#   bench/serve-vs-nbdkit.sh [--callgrind] [BUILD_DIR] [SECONDS] [ROUNDS]
 set -euo pipefail
+callgrind=0
+[[ ${1:-} == --callgrind ]] && { callgrind=1; shift; }
 O=${1:-build}
 SECS=${2:-5}
 ROUNDS=${3:-5}
@@ -113,4 +119,42 @@ for rw in randread randwrite; do
 	summary "$rw striped/null, IOPS:" 0.9 "${R[$rw.striped]}"
 	summary "$rw null/nbdkit-memory, per CPU-s:" 1.0 "${R[$rw.null.cpu]}"
 	summary "$rw striped/null, per CPU-s:" 0.9 "${R[$rw.striped.cpu]}"
+done
+
+((callgrind)) || exit 0
+command -v valgrind >/dev/null || { echo "instructions per request: valgrind is not installed" >&2; exit 0; }
+
+# name rw requests plugin... -> the instructions of nbdkit serving them
+cg_total() {
+	local name=$1 rw=$2 n=$3 sock=$dir/cg.sock vp i
+	shift 3
+	rm -f "$sock" "$dir/cg.pid"
+	valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" nbdkit -f -P "$dir/cg.pid" \
+		-U "$sock" "$@" >/dev/null 2>"$dir/cg.err" &
+	vp=$!
+	for ((i = 0; i < 600; i++)); do
+		[[ -S $sock ]] && break
+		sleep 0.05
+	done
+	fio --name=fill --ioengine=nbd --uri="nbd+unix:///?socket=$sock" --rw=write --bs=1m \
+		--size=256M --output=/dev/null >/dev/null 2>&1
+	fio --name=s --ioengine=nbd --uri="nbd+unix:///?socket=$sock" --rw="$rw" --bs=4k \
+		--iodepth=32 --size=256M --number_ios="$n" --output=/dev/null >/dev/null 2>&1
+	kill -TERM "$(cat "$dir/cg.pid")"
+	wait "$vp" || true
+	callgrind_annotate "$dir/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
+}
+
+for rw in randread randwrite; do
+	for name in memory null; do
+		if [[ $name == memory ]]; then
+			plugin=(memory 256M)
+		else
+			plugin=("$O/nbdkit-blkring-plugin.so" "spec=null:size=256M,${NULLDEV#size=128M,}")
+		fi
+		a=$(cg_total "$name" "$rw" 20000 "${plugin[@]}")
+		b=$(cg_total "$name" "$rw" 60000 "${plugin[@]}")
+		printf '%-9s %-6s server instructions per request (callgrind): %d\n' "$rw" "$name" \
+			$(((b - a) / 40000))
+	done
 done
