@@ -18,8 +18,12 @@
 
 static const char zero_buf[ZERO_BUF_SIZE] __attribute__((aligned(4096)));
 
+/* A blocking call's bio: it ends (often inline, within the submit) before
+ * or after its caller sleeps; only a caller asleep needs the syscall. */
+enum { SYNC_PENDING, SYNC_DONE, SYNC_SLEEPING };
+
 struct sync_wait {
-	_Atomic uint32_t done;
+	_Atomic uint32_t state;
 	int status;
 };
 
@@ -28,20 +32,27 @@ static void sync_end_io(struct blkring_bio *bio)
 	struct sync_wait *w = bio->private;
 
 	w->status = bio->status;
-	atomic_store_explicit(&w->done, 1, memory_order_release);
-	futex_wake(&w->done, 1);
+	if (atomic_exchange_explicit(&w->state, SYNC_DONE, memory_order_acq_rel) == SYNC_SLEEPING)
+		futex_wake(&w->state, 1);
 }
 
 static int sync_wait(struct sync_wait *w)
 {
-	while (!atomic_load_explicit(&w->done, memory_order_acquire))
-		futex_wait(&w->done, 0, NULL);
+	uint32_t v = SYNC_PENDING;
+
+	if (atomic_compare_exchange_strong_explicit(&w->state, &v, SYNC_SLEEPING,
+	                                            memory_order_acquire, memory_order_acquire))
+		v = SYNC_SLEEPING;
+	while (v != SYNC_DONE) {
+		futex_wait(&w->state, SYNC_SLEEPING, NULL);
+		v = atomic_load_explicit(&w->state, memory_order_acquire);
+	}
 	return w->status;
 }
 
 static int submit_and_wait(struct blkring_bio *bio)
 {
-	struct sync_wait w = {.done = 0};
+	struct sync_wait w = {.state = SYNC_PENDING};
 	int ret;
 
 	bio->end_io = sync_end_io;
@@ -221,7 +232,7 @@ static void sync_bio_init(struct blkring_bio *bio, struct blkring_dev *dev, stru
 
 int blkring_dev_discard(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes)
 {
-	struct sync_wait w = {.done = 0};
+	struct sync_wait w = {.state = SYNC_PENDING};
 	struct blkring_bio bio;
 	int ret;
 
@@ -235,7 +246,7 @@ int blkring_dev_discard(struct blkring_dev *dev, uint64_t offset, uint64_t nbyte
 int blkring_dev_write_zeroes(struct blkring_dev *dev, uint64_t offset, uint64_t nbytes,
                              unsigned flags)
 {
-	struct sync_wait w = {.done = 0};
+	struct sync_wait w = {.state = SYNC_PENDING};
 	struct blkring_bio bio;
 	int ret;
 
