@@ -349,18 +349,22 @@ check fio_rate_iops_and_rate '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 20
 
 # thinktime: a pause after each thinktime_blocks I/Os, once they ended;
 # the rates within 20% of fio's for the same jobs (10 ms pauses: a loaded
-# 2-core machine wakes a sleeper a millisecond or two late).
+# 2-core machine wakes a sleeper a millisecond or two late).  fio 3.33 runs
+# no thinktime_spin job here: a spin that a VM stretches past thinktime
+# makes it sleep for hours (axboe/fio#1588), so blkring's spinning job is
+# held to fio's plain one, as its pauses are as long.
 THINK=(--ioengine=null --size=1G --runtime=1 --time_based --rw=randread --output-format=json
-	--name=t --thinktime=10ms --name=b --thinktime=10000 --thinktime_blocks=8 --iodepth=8
-	--name=s --thinktime=10ms --thinktime_spin=5ms)
-FIO_TIMEOUT=15 fio "${THINK[@]}" >"$T/fio.think" 2>"$T/err" && "$B" bench "${THINK[@]}" >"$T/b.think" 2>>"$T/err"
+	--name=t --thinktime=10ms --name=b --thinktime=10000 --thinktime_blocks=8 --iodepth=8)
+SPIN=(--name=s --thinktime=10ms --thinktime_spin=5ms)
+FIO_TIMEOUT=15 fio "${THINK[@]}" >"$T/fio.think" 2>"$T/err" &&
+	"$B" bench "${THINK[@]}" "${SPIN[@]}" >"$T/b.think" 2>>"$T/err"
 rc=$?
 why=$(python3 - "$T/fio.think" "$T/b.think" <<'PY' 2>&1
 import json, sys
 fio, ours = (json.load(open(f))['jobs'] for f in sys.argv[1:3])
-for x, y, want in zip(fio, ours, (100, 800, 100)):
+for x, y, want in zip(fio + fio[:1], ours, (100, 800, 100)):
     a, b = x['read']['iops'], y['read']['iops']
-    assert 0.8 * want < a and 0.8 * a < b < 1.2 * a, (x['jobname'], a, b)
+    assert 0.8 * want < a and 0.8 * a < b < 1.2 * a, (y['jobname'], a, b)
 assert ours[2]['usr_cpu'] > 25, ours[2]['usr_cpu']
 PY
 )

@@ -126,3 +126,10 @@ expect_err engine_rbd_name 2 "job 'a': ioengine=rbd needs rbdname= (the image is
 expect_err rate_one_direction 2 "job 'a': rate and rate_iops are for jobs of one direction here (rw=randrw has two)" \
 	--name=a --filename=null: --rw=randrw --rate_iops=100
 expect_err engine_null_size 2 "job 'a': ioengine=null needs size= (in bytes: the size of its null device)" --name=a --ioengine=null
+# As fio, the jobs of a group start their I/O together, once all are set
+# up: a job whose 256 MiB of buffers take a while to fill still runs as
+# long as the one beside it that ends the run with exitall.
+expect_json jobs_start_together '
+a, b = (x["job_runtime"] for x in d["jobs"])
+assert abs(a - b) < 150, (a, b)' --filename=null:size=1G --rw=read --time_based --runtime=1 \
+	--name=a --bs=8m --iodepth=32 --name=b --exitall

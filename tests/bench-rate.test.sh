@@ -129,7 +129,8 @@ fi
 # probe (a skip); a late window at depth 4 makes it 3, or 2 under load, so
 # the probe is to rise past 1 and come back down to 5 or less, and to be
 # within 1 of fio's depth, in one of two fio runs (fio gave 3 and 4 on
-# this device, and 1 under load).
+# this device, and 1 under load: nbdkit's threads late at depth 2, a fio
+# that settles on 1 measured the machine, not the probe).
 LAT_DEV=null:irqmode=timer,completion_nsec=5000000,hw_queue_depth=4,size=1G
 LAT=(--name=l --rw=randread --size=1G --time_based --runtime=4 --iodepth=16
 	--latency_target=8ms --latency_window=200ms --latency_percentile=90 --output-format=json)
@@ -178,11 +179,11 @@ else
 	near() { [[ $1 =~ ^[0-9]+$ && $depth =~ ^[0-9]+$ ]] && (($1 - depth <= 1 && depth - $1 <= 1)); }
 	fdepth=$(fio_depth)
 	near "$fdepth" || fdepth="$fdepth $(fio_depth)"
-	if near "${fdepth##* }" || ! { late "$T/flat.json" || late "$T/lat.json"; }; then
+	if near "${fdepth##* }" || ! { [[ ${fdepth##* } == 1 ]] || late "$T/lat.json"; }; then
 		check fio_latency_target_depth 'near "${fdepth##* }"' \
 			"blkring settled on $depth, fio on $fdepth"
 	else
-		skip fio_latency_target_depth "depth 1 missed the target (fio $fdepth, blkring $depth): the machine is too loaded"
+		skip fio_latency_target_depth "a probe stayed at depth 1 (fio $fdepth, blkring $depth): the machine is too loaded"
 	fi
 	kill "$SPID" 2>/dev/null
 	wait "$SPID" 2>/dev/null

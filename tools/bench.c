@@ -577,13 +577,16 @@ static void wait_jobs(struct bench_run *br, unsigned started)
 static void run_group(struct bench_run *br, unsigned first, unsigned nr)
 {
 	struct job *jobs = &br->jobs[first];
+	struct start_gate gate;
 	unsigned started = 0;
 
+	start_gate_init(&gate);
 	atomic_store(&br->phase_stop, atomic_load(&br->stop));
 	for (unsigned i = 0; i < nr && !atomic_load(&br->stop); i++) {
 		int ret;
 
 		jobs[i].done_fd = br->done_fd;
+		jobs[i].gate = &gate;
 		ret = pthread_create(&jobs[i].thread, NULL, job_thread, &jobs[i]);
 		if (ret) {
 			fprintf(stderr, "blkring: job '%s': cannot start its thread: %s\n",
@@ -594,10 +597,12 @@ static void run_group(struct bench_run *br, unsigned first, unsigned nr)
 		jobs[i].started = true;
 		started++;
 	}
+	start_gate_expect(&gate, started);
 	wait_jobs(br, started);
 	for (unsigned i = 0; i < nr; i++)
 		if (jobs[i].started)
 			pthread_join(jobs[i].thread, NULL);
+	start_gate_destroy(&gate);
 }
 
 static void run_groups(struct bench_run *br)

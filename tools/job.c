@@ -938,10 +938,51 @@ static void job_teardown(struct job *j)
 	j->bufs = NULL;
 }
 
+void start_gate_init(struct start_gate *g)
+{
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	g->ready = g->expected = 0;
+}
+
+void start_gate_destroy(struct start_gate *g)
+{
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+}
+
+static void start_gate_check(struct start_gate *g)
+{
+	if (g->expected && g->ready == g->expected)
+		pthread_cond_broadcast(&g->cond);
+}
+
+void start_gate_expect(struct start_gate *g, unsigned n)
+{
+	pthread_mutex_lock(&g->lock);
+	g->expected = n;
+	start_gate_check(g);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void start_gate_pass(struct start_gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->ready++;
+	start_gate_check(g);
+	while (!g->expected || g->ready < g->expected)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
 void job_main(struct job *j)
 {
+	bool set_up;
+
 	j->tid = (int)gettid();
-	if (!job_setup(j) && job_start_delay(j)) {
+	set_up = !job_setup(j);
+	start_gate_pass(j->gate);
+	if (set_up && job_start_delay(j)) {
 		/* verify_only: a writing job only checks what it wrote before. */
 		if (!j->o->verify_only || !(j->ddirs & (1U << DDIR_WRITE)))
 			job_loop(j);

@@ -68,6 +68,15 @@ struct io_batch {
 struct bench_engine;
 struct shape;
 
+/* fio's start of a group: its jobs begin their I/O together, once every
+ * one of them is set up (or has failed to be). */
+struct start_gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned ready;    /* jobs through their setup */
+	unsigned expected; /* jobs started; 0 while threads are still being started */
+};
+
 typedef unsigned (*plan_fn)(struct job *j, struct io_unit **ios, unsigned n);
 
 struct job {
@@ -147,6 +156,7 @@ struct job {
 	pthread_t thread;
 	bool started;
 	int done_fd; /* written once when the job is over */
+	struct start_gate *gate;
 
 	uint64_t ramp_ios[BENCH_DDIR_NR], ramp_bytes[BENCH_DDIR_NR]; /* done before measuring */
 
@@ -244,8 +254,14 @@ void job_start_measuring(struct job *j, uint64_t now);
 /* Reaps until nothing is in flight (fio's io_u_quiesce); returns the time. */
 uint64_t job_quiesce(struct job *j);
 
-/* Sets up a job in its thread, runs it to the end, and tears it down. */
+/* Sets up a job in its thread, waits at its group's gate, runs it to the
+ * end, and tears it down. */
 void job_main(struct job *j);
+void start_gate_init(struct start_gate *g);
+/* The group's threads are started, `n` of them: the gate opens once they
+ * are all ready. */
+void start_gate_expect(struct start_gate *g, unsigned n);
+void start_gate_destroy(struct start_gate *g);
 /* Records a failure that stops the job (first one wins), with its message. */
 void job_fail(struct job *j, int err, const char *what);
 
