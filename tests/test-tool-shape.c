@@ -44,6 +44,10 @@ static void test_bssplit(void)
 	set("bssplit", "8k/100:4k/");
 	CHECK(s->nr == 1 && s->e[0].bs == 8192);
 	CHECK_EQ(opts_min_bs(&o, DDIR_READ), 8192);
+	/* over 100% as fio takes it: the size left without a share gets none */
+	set("bssplit", "4k/60:8k/60:16k/");
+	CHECK(s->nr == 2 && s->over == 120 && s->e[1].bs == 8192);
+	CHECK(opt_set(&o, &r, "bssplit", "4k/60:8k/50:16k:32k", "here", true, true) == -EINVAL);
 }
 
 static void test_bsrange_and_bs(void)

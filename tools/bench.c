@@ -303,6 +303,17 @@ static void note_noted_options(const struct job_opts *o, unsigned *nr)
 			     bench_opts[i].note);
 }
 
+/* bssplit shares over 100%: fio runs them, and so does blkring. */
+static void note_bssplit(const struct job_opts *o, unsigned *nr)
+{
+	for (unsigned d = 0; d < FIO_DDIR_NR; d++)
+		if (o->bssplit[d].over && (rw_modes[o->rw.mode].ddirs & (1U << d)))
+			warn(nr,
+			     "job '%s': bssplit: the %s shares add up to %u%%; as fio, the draw "
+			     "stops at 100%%, so the sizes past it get what is left",
+			     o->name, ddir_names[d], o->bssplit[d].over);
+}
+
 /* fio's engine names: what runs each, once per run (no warning: the job
  * runs as it asks). */
 static void note_engine(const struct engine_name *e, uint32_t *noted)
@@ -344,6 +355,7 @@ static unsigned bench_notes(const struct bench_cfg *cfg)
 		if (sync)
 			note_ring_options(o, &nr);
 		note_noted_options(o, &nr);
+		note_bssplit(o, &nr);
 		if (o->io_submit_mode == SUBMIT_OFFLOAD)
 			warn(&nr,
 			     "job '%s': io_submit_mode=offload has no effect: blkring submits "

@@ -306,7 +306,7 @@ static int share_pct(const char *p, size_t len, unsigned *pct)
  * others leave, evenly (a lone one takes it all).  -EINVAL when the given
  * ones add up to more than 100 (*sum says how much).
  */
-static int share_rest(unsigned *pct, unsigned nr, unsigned *sum)
+static unsigned share_rest(unsigned *pct, unsigned nr, unsigned *sum)
 {
 	unsigned missing = 0;
 
@@ -315,12 +315,10 @@ static int share_rest(unsigned *pct, unsigned nr, unsigned *sum)
 		missing += pct[i] == UINT_MAX;
 		*sum += pct[i] == UINT_MAX ? 0 : pct[i];
 	}
-	if (*sum > 100)
-		return -EINVAL;
 	for (unsigned i = 0; i < nr; i++)
 		if (pct[i] == UINT_MAX)
-			pct[i] = nr == 1 ? 100 : (100 - *sum) / missing;
-	return 0;
+			pct[i] = nr == 1 ? 100 : *sum > 100 ? 0 : (100 - *sum) / missing;
+	return missing;
 }
 
 /* SIZE[/PERCENT] of a bssplit, len bytes at p. */
@@ -383,10 +381,14 @@ static int bssplit_entry(const struct bench_opt *opt, const char *part, void *el
 		nr++;
 		p += len;
 	} while (*p++ == ':');
-	if (share_rest(pct, nr, &sum))
+	/* As fio's: over 100% only one size may go without a share (all
+	 * over 100% is a note: the draw stops at 100%, the sizes past it get
+	 * what is left). */
+	if (share_rest(pct, nr, &sum) > 1 && sum > 100)
 		return tool_error(-EINVAL, "'%s': the shares add up to %u%%, more than 100%%", part,
 		                  sum);
 	bssplit_store(elem, bs, pct, nr);
+	((struct bs_split *)elem)->over = sum > 100 ? sum : 0;
 	return 0;
 }
 
@@ -488,16 +490,15 @@ static int opt_choice(const struct bench_opt *opt, const char *val, void *field)
  * random offset, for a sequential one the bytes skipped after each I/O. */
 static int rw_modifier(const char *val, const char *text, bool random, uint64_t *nr, bool *back)
 {
-	char *end;
-
 	/* fio's backwards skip: rw=read:-8k. */
 	*back = !random && *text == '-';
 	text += *back;
 
-	if (random && (parse_u64(text, nr, &end) || *end || !*nr))
+	/* As fio since 3.34 (3.33's atoi read 8k as 8): 8k is 8192. */
+	if (random && (parse_size(text, nr) || !*nr || *nr > UINT_MAX))
 		return tool_error(-EINVAL,
 		                  "'%s': after ':' comes the number of I/Os per random offset (a "
-		                  "whole number from 1)",
+		                  "whole number from 1, such as 8 or 8k)",
 		                  val);
 	if (!random && parse_size(text, nr))
 		return tool_error(-EINVAL,
@@ -822,7 +823,7 @@ static int zones_entry(const char *part, bool absolute, struct zone_table *t)
 	if (sum != 100)
 		return tool_error(-EINVAL, "'%s': the accesses add up to %u%%, not 100%%", part,
 		                  sum);
-	if (!absolute && share_rest(pct, nr, &sum))
+	if (!absolute && (share_rest(pct, nr, &sum), sum > 100))
 		return tool_error(-EINVAL, "'%s': the sizes add up to %u%%, more than 100%%", part,
 		                  sum);
 	for (unsigned i = 0; !absolute && i < nr; i++)

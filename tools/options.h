@@ -65,6 +65,7 @@ struct bs_split {
 		unsigned pct;
 	} e[BENCH_MAX_BSSPLIT];
 	unsigned nr;
+	unsigned over; /* the shares' sum when over 100% (fio's draw stops at 100) */
 };
 /* bsrange for one direction; min 0: not given. */
 struct bs_range {
