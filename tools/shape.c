@@ -322,7 +322,8 @@ static bool next_len(struct job *j, const struct job_file *f, unsigned d, uint64
 }
 
 /* One try at the next I/O: its offset, then a length that stays in the
- * region, or with strided zones on the device. */
+ * region.  As fio's, strided zones with one block size go on to the
+ * device's end; sizes drawn must fit in the region (fio's io_u_fits()). */
 static bool shape_try(struct job *j, struct job_file *f, struct shape_file *sf, unsigned d,
                       struct io_unit *io, uint64_t most)
 {
@@ -335,7 +336,7 @@ static bool shape_try(struct job *j, struct job_file *f, struct shape_file *sf, 
 	base = f->start + sf->zone;
 	if (!next_pos(j, f, sf, d, &pos) || pos >= f->len || base + pos >= f->dev_size)
 		return false;
-	end = s->strided ? f->dev_size : f->start + f->len;
+	end = s->strided && s->min_bs[d] == s->max_bs[d] ? f->dev_size : f->start + f->len;
 	room = end - (base + pos) < most ? end - (base + pos) : most;
 	if (!next_len(j, f, d, room, &len))
 		return false;
