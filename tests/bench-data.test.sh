@@ -161,8 +161,9 @@ done
 # verify_state_save/load: a write run stopped part way saves what it
 # completed; verify_only with the state checks those blocks only (and
 # their generation), while a full verify_only fails on the blocks never written.
+# The state files go into the current directory, as fio's: the scratch one.
 S=(--name=w --filename="file:$T/st,size=64M" --rw=randwrite --bs=4k --verify=crc32c)
-rm -f local-w-0-verify.state
+cd "$T" || exit 1
 timeout -s INT 1 "$B" bench --output-format=json "${S[@]}" --rate_iops=4000 >"$T/s1.json" 2>/dev/null
 written=$(python3 -c "import json; print(json.load(open('$T/s1.json'))['jobs'][0]['write']['total_ios'])")
 check verify_state_saved "[[ -s local-w-0-verify.state ]] && ((written > 0 && written < 16384))" \
@@ -184,6 +185,7 @@ expect_err verify_state_missing 1 "job 'w': verify_state_load: cannot open local
 "$B" bench "${S[@]}" --size=64k --output=/dev/null
 expect_err verify_state_other_job 1 "was saved by a job of another block size or region" \
 	"${S[@]}" --bs=8k --verify_only --verify_state_load
+cd - >/dev/null || exit 1
 
 # experimental_verify: taken, with fio's meaning noted.
 expect_err experimental_verify_note 0 "note: job 'w': experimental_verify has no effect: blkring's verify always reads back" \
