@@ -22,12 +22,18 @@ count() { # variant name < output
 	done
 }
 
+# took VARIANT NAME START: the test's seconds, in the log (where a slow
+# run went).
+took() { echo "$1: TIME ${2##*/}: $(($(date +%s) - $3)) s" >>"$log"; }
+
 for tree in "$@"; do
 	variant=${tree##*/}
 	for t in "$tree"/tests/test-*; do
 		[[ -x $t ]] || continue
+		start=$(date +%s)
 		out=$("$t" 2>&1)
 		rc=$?
+		took "$variant" "$t" "$start"
 		count "$variant" <<<"$out"
 		if [[ $rc -ne 0 ]]; then
 			fail=$((fail + 1))
@@ -36,8 +42,10 @@ for tree in "$@"; do
 	done
 	for t in tests/*.test.sh; do
 		[[ -f $t ]] || continue
+		start=$(date +%s)
 		out=$(BLKRING="$tree/blkring" bash "$t" 2>&1)
 		rc=$?
+		took "$variant" "$t" "$start"
 		count "$variant" <<<"$out"
 		if [[ $rc -ne 0 ]]; then
 			fail=$((fail + 1))
