@@ -193,7 +193,7 @@ static void test_lean_kept(void)
 	struct job *j = planned(1 << 20, opts);
 
 	/* a range of one size is bs: no shape, the lean planner */
-	CHECK(!j->shape && j->single && j->bs[DDIR_READ] == 8192);
+	CHECK(!j->shape && j->lean && j->bs[DDIR_READ] == 8192);
 }
 
 static const struct test_case cases[] = {

@@ -805,6 +805,19 @@ static int job_open_logs(struct job *j)
 	return 0;
 }
 
+/* Logs, slat percentiles, latency checks and verify's mixed reads look at
+ * single I/Os: the general accounting (and preparation) for them. */
+static void job_choose_accounting(struct job *j)
+{
+	const struct job_opts *o = j->o;
+	bool logs = j->log_lat || j->log_bw || j->log_iops || j->log_hist;
+	bool checks = timing_per_io(o);
+
+	j->slat_each = (j->log_lat || o->slat_percentiles) && o->stats;
+	j->single = j->lean && !logs && !j->slat_each && !checks && !j->verify;
+	j->account_each = logs || j->shape || checks;
+}
+
 static int job_setup(struct job *j)
 {
 	const struct job_opts *o = j->o;
@@ -854,11 +867,7 @@ static int job_setup(struct job *j)
 		job_fail(j, ret, tool_last_error());
 		return ret;
 	}
-	/* Logged completions and slat percentiles take the general accounting. */
-	j->slat_each = (j->log_lat || o->slat_percentiles) && o->stats;
-	if (j->log_lat || j->log_bw || j->log_iops || j->log_hist || j->slat_each)
-		j->single = false;
-	j->account_each = j->log_lat || j->log_bw || j->log_iops || j->log_hist || j->shape;
+	job_choose_accounting(j);
 	ret = j->engine->init ? j->engine->init(j) : 0;
 	if (ret)
 		return ret;

@@ -110,9 +110,12 @@ struct job {
 	int gen_kind;
 	unsigned cur_file, file_ios_left; /* file_service_type: the file in use, I/Os left on it */
 	uint32_t bs[BENCH_DDIR_NR];
-	bool single;         /* one direction, fixed units: the lean planners */
+	bool lean;           /* one direction, fixed units: the lean planners */
 	struct shape *shape; /* fio's workload shapes (shape.h); NULL without them */
-	/* Every unit accounted by job_complete(): latency logs, shaped jobs. */
+	/* Set once by job_setup(): lean, and nothing looks at single I/Os, so
+	 * batches are prepared and accounted whole. */
+	bool single;
+	/* Every unit accounted by job_complete(): logs, shapes, latency checks. */
 	bool account_each;
 	/* Bytes the I/Os fell short of bs[d] each, bs[d] being the direction's
 	 * largest: short transfers, and smaller blocks of a shaped job. */

@@ -278,9 +278,9 @@ int plan_setup(struct job *j, uint64_t seed)
 	j->cur_file = 0;
 	j->file_ios_left =
 	    o->file_service.type == FILE_SERVICE_SEQUENTIAL ? UINT32_MAX : o->file_service.nr;
-	j->single = single && !o->fsync && j->nr_files == 1 && !shaped;
-	j->plan = shaped ? plan_shaped : j->single ? lean_planner(j) : plan_general;
-	for (unsigned i = 0; j->single && i < j->depth; i++) {
+	j->lean = single && !o->fsync && j->nr_files == 1 && !shaped;
+	j->plan = shaped ? plan_shaped : j->lean ? lean_planner(j) : plan_general;
+	for (unsigned i = 0; j->lean && i < j->depth; i++) {
 		j->ios[i].ddir = (uint8_t)j->ddir;
 		j->ios[i].len = j->bs[j->ddir];
 	}

@@ -66,13 +66,18 @@ static bool any_set(const uint64_t *v)
 	return false;
 }
 
+bool timing_per_io(const struct job_opts *o)
+{
+	return o->latency_target_us || any_set(o->max_latency_us);
+}
+
 static bool timing_wanted(const struct job *j)
 {
 	const struct job_opts *o = j->o;
 
 	return any_set(o->rate_min) || any_set(o->rate_iops_min) || o->flow ||
-	       (o->rate_process == RATE_PROCESS_POISSON && j->rate_period_ns) ||
-	       o->latency_target_us || any_set(o->max_latency_us) || o->ss_dur_us;
+	       (o->rate_process == RATE_PROCESS_POISSON && j->rate_period_ns) || timing_per_io(o) ||
+	       o->ss_dur_us;
 }
 
 /* ---- flow ---- */
@@ -571,11 +576,6 @@ int timing_setup(struct job *j)
 		t->max_lat_ns[d] = o->max_latency_us[d] * 1000;
 	if (o->latency_target_us)
 		lat_setup(j, t);
-	/* Latencies are looked at per I/O: the accounting that sees each. */
-	if (o->latency_target_us || any_set(o->max_latency_us)) {
-		j->single = false;
-		j->account_each = true;
-	}
 	if (o->flow) {
 		j->paced = true;
 		if (flow_join(t, o->flow_id, o->flow))

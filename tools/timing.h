@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct job;
+struct job_opts;
 struct io_unit;
 
 /* In the job's thread, before its loop: the record, when an option needs one. */
@@ -27,6 +28,8 @@ void timing_free(struct job *j);
 uint64_t timing_tick(struct job *j, uint64_t now);
 /* A read or write ended after lat ns (max_latency, latency_target). */
 void timing_completed(struct job *j, const struct io_unit *io, uint64_t lat);
+/* Whether the job's options look at each I/O's latency (timing_completed()). */
+bool timing_per_io(const struct job_opts *o);
 
 /* Paced jobs: whether the flow holds the next I/O back, how many of n the
  * flow and the Poisson schedule let go, and the wait of a held job. */

@@ -439,7 +439,6 @@ static int backlog_setup(struct job *j, struct verify *v)
 		return -ENOMEM;
 	v->inner_plan = j->plan;
 	j->plan = plan_backlog;
-	j->single = false;
 	j->bs[DDIR_READ] = j->bs[DDIR_WRITE];
 	return 0;
 }
