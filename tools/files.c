@@ -310,23 +310,6 @@ static const char *given_as(char *buf, size_t size, const char *key, const struc
 	return buf;
 }
 
-/* The largest (or with smallest, the smallest) of the job's directions'
- * smallest blocks: a region holds the largest one, fio rounds offsets to
- * the smallest. */
-static uint64_t job_unit(const struct job_opts *o, bool smallest)
-{
-	unsigned ddirs = rw_modes[o->rw.mode].ddirs;
-	uint64_t unit = smallest ? UINT64_MAX : 0;
-
-	for (unsigned k = 0; k < BENCH_DDIR_NR; k++) {
-		uint64_t min = opts_min_bs(o, k);
-
-		if ((ddirs & (1U << k)) && (smallest ? min < unit : min > unit))
-			unit = min;
-	}
-	return unit;
-}
-
 /* what: the option and how v comes from it ("bs=", "bsrange: a size of "). */
 static int not_in_blocks(const struct job *j, const struct job_file *f, const char *opt,
                          const char *what, uint64_t v, uint64_t lbs)
@@ -392,7 +375,7 @@ static int region_start(const struct job *j, const struct job_file *f, uint64_t 
 		                 "offset_increment=%" PRIu64 ": clone %u starts past the end of %s",
 		                 step, j->clone, f->name);
 	if ((o->offset.pct || inc->pct) && *off < dev_size) {
-		uint64_t unit = job_unit(o, true);
+		uint64_t unit = opts_unit(o, true);
 
 		*off = (*off + unit - 1) / unit * unit;
 	}
@@ -431,7 +414,7 @@ static int file_zones_fit(const struct job *j, const struct job_file *f, uint64_
 static int file_region(const struct job *j, struct job_file *f, const struct blkring_dev_info *info)
 {
 	const struct job_opts *o = j->o;
-	uint64_t lbs = info->logical_block_size, off, len, unit = job_unit(o, false);
+	uint64_t lbs = info->logical_block_size, off, len, unit = opts_unit(o, false);
 	uint64_t wanted = file_size_wanted(j);
 	char off_text[128], len_text[96];
 	int ret = file_blocks_fit(j, f, lbs)

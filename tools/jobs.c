@@ -358,11 +358,8 @@ static int null_engine_size(struct job_def *d, uint64_t *bytes)
 	unsigned pct = (o->numjobs - 1) * o->offset_increment.pct;
 
 	/* A percentage start is rounded up to the smallest block: room for it. */
-	if (o->offset_increment.pct) {
-		uint64_t r = opts_max_bs(o, DDIR_READ), w = opts_max_bs(o, DDIR_WRITE);
-
-		base += r > w ? r : w;
-	}
+	if (o->offset_increment.pct)
+		base += opts_unit(o, true);
 	if (pct >= 100)
 		return tool_error(-EINVAL,
 		                  "%s: job '%s': offset_increment=%u%% with numjobs=%u: the clones "

@@ -2500,6 +2500,20 @@ uint64_t opts_max_bs(const struct job_opts *o, unsigned d)
 	return s->nr ? max : o->bsrange[d].min ? o->bsrange[d].max : o->bs[d];
 }
 
+uint64_t opts_unit(const struct job_opts *o, bool smallest)
+{
+	unsigned ddirs = rw_modes[o->rw.mode].ddirs;
+	uint64_t unit = smallest ? UINT64_MAX : 0;
+
+	for (unsigned k = 0; k < BENCH_DDIR_NR; k++) {
+		uint64_t min = opts_min_bs(o, k);
+
+		if ((ddirs & (1U << k)) && (smallest ? min < unit : min > unit))
+			unit = min;
+	}
+	return unit;
+}
+
 bool opts_strided(const struct job_opts *o)
 {
 	return o->zonemode == ZONEMODE_STRIDED;

@@ -325,6 +325,9 @@ bool opt_is_fio_only(const char *name);
  * bsrange's, else bs. */
 uint64_t opts_min_bs(const struct job_opts *o, unsigned d);
 uint64_t opts_max_bs(const struct job_opts *o, unsigned d);
+/* The largest (smallest: the smallest) of the job's directions' smallest
+ * blocks: a region holds the largest, fio rounds offsets to the smallest. */
+uint64_t opts_unit(const struct job_opts *o, bool smallest);
 /* Whether the job asks for fio's strided zones, and their size: zonerange,
  * or zonesize without it. */
 bool opts_strided(const struct job_opts *o);
