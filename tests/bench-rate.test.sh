@@ -272,6 +272,25 @@ a, b = (json.load(open(n))["jobs"][0] for n in f)
 assert keys(a) == keys(b), (keys(a), keys(b))
 assert a["steadystate"]["attained"] == b["steadystate"]["attained"] == 1' "$T/ss.json" "$T/fss.json"
 fi
+# With group_reporting the group is judged on its jobs' sum, as fio's: two
+# jobs of 10000 IOPS each give samples of 20000 and end together, once
+# steady; job_runtime is the jobs' sum, as fio's total_run_time.
+SSG=(--rw=read --size=1G --time_based --runtime=5 --output-format=json --ss_dur=2
+	--rate_iops=10000 --ss=iops:20% --group_reporting --name=a --name=b)
+"$B" bench --filename=$FAST "${SSG[@]}" >"$T/ssg.json" 2>"$T/err"
+SSG_CHECK='
+for n in f:
+    j, = json.load(open(n))["jobs"]
+    s = j["steadystate"]
+    assert s["attained"] == 1 and 3500 <= j["job_runtime"] <= 5200, (n, s, j["job_runtime"])
+    assert all(abs(v - 20000) < 1000 for v in s["data"]["iops"]), (n, s["data"])
+'
+if ((HAVE_FIO)); then
+	fio --ioengine=null "${SSG[@]}" >"$T/fssg.json" 2>"$T/err"
+	py steadystate_group "$SSG_CHECK" "$T/ssg.json" "$T/fssg.json"
+else
+	py steadystate_group "$SSG_CHECK" "$T/ssg.json"
+fi
 check steadystate_normal_line '"$B" bench --name=s --filename=$FAST --rw=read --size=1G \
 	--time_based --runtime=5 --ss_dur=2 --ss=bw:50% --rate_iops=20000 2>&1 |
 	grep -qE "^  steadystate  : attained=yes, bw=[0-9.]+[KMG]iB/s \([0-9.]+[kMG]B/s\), iops=[0-9.]+[kM]?, bw mean dev=[0-9.]+%$"' \

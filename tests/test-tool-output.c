@@ -55,6 +55,7 @@ static void fill(struct fixture *fx)
 	fx->r[0].def = &fx->def;
 	fx->r[0].nr_jobs = 1;
 	fx->r[0].tid = 1234;
+	fx->r[0].run_sum_ns = st->runtime_ns;
 }
 
 static json_object *render(struct fixture *fx, unsigned nr)
@@ -282,6 +283,7 @@ static void test_groups(void)
 	fx.r[1].st = &fx.st[1];
 	fx.r[1].groupid = 1;
 	fx.st[1].runtime_ns = 2000000000;
+	fx.r[1].run_sum_ns = 2000000000;
 	root = render(&fx, 2);
 	jobs = get(root, "jobs", json_type_array);
 	CHECK_EQ(json_object_array_length(jobs), 2);

@@ -436,6 +436,7 @@ static int build_reports(struct bench_run *br, struct report *out, bool so_far)
 		if (!j->started || !j->o->stats)
 			continue;
 		if (grouped && merging && out[n - 1].groupid == j->def->groupid) {
+			out[n - 1].run_sum_ns += st->runtime_ns + st->verify_ns;
 			job_stats_merge(out[n - 1].st, st);
 			out[n - 1].nr_jobs++;
 			continue;
@@ -444,7 +445,8 @@ static int build_reports(struct bench_run *br, struct report *out, bool so_far)
 		                           .groupid = j->def->groupid,
 		                           .nr_jobs = 1,
 		                           .tid = j->tid,
-		                           .st = st};
+		                           .st = st,
+		                           .run_sum_ns = st->runtime_ns + st->verify_ns};
 		merging = grouped;
 	}
 	for (unsigned i = 0; i < n; i++) {
@@ -586,12 +588,38 @@ static void wait_jobs(struct bench_run *br, unsigned started)
 	}
 }
 
+/* The runs of group_reporting jobs of one group among `nr` jobs, each an
+ * ss_group of groups[] (room for nr). */
+static void ss_groups(struct job *jobs, unsigned nr, struct ss_group *groups)
+{
+	for (unsigned i = 0, k; i < nr; i = k) {
+		for (k = i + 1;
+		     k < nr && jobs[i].o->group_reporting && jobs[k].o->group_reporting &&
+		     jobs[k].def->groupid == jobs[i].def->groupid;
+		     k++)
+			;
+		if (!jobs[i].o->group_reporting)
+			continue;
+		*groups = (struct ss_group){.jobs = &jobs[i], .nr = k - i};
+		for (unsigned m = i; m < k; m++)
+			jobs[m].ss_group = groups;
+		groups++;
+	}
+}
+
 static void run_group(struct bench_run *br, unsigned first, unsigned nr)
 {
 	struct job *jobs = &br->jobs[first];
+	struct ss_group *groups = calloc(nr, sizeof(*groups));
 	struct start_gate gate;
 	unsigned started = 0;
 
+	if (!groups) {
+		fprintf(stderr, "blkring: out of memory starting the jobs\n");
+		br->start_failed = true;
+		return;
+	}
+	ss_groups(jobs, nr, groups);
 	start_gate_init(&gate);
 	atomic_store(&br->phase_stop, atomic_load(&br->stop));
 	for (unsigned i = 0; i < nr && !atomic_load(&br->stop); i++) {
@@ -615,6 +643,7 @@ static void run_group(struct bench_run *br, unsigned first, unsigned nr)
 		if (jobs[i].started)
 			pthread_join(jobs[i].thread, NULL);
 	start_gate_destroy(&gate);
+	free(groups);
 }
 
 static void run_groups(struct bench_run *br)

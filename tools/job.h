@@ -68,6 +68,15 @@ struct io_batch {
 struct bench_engine;
 struct shape;
 
+/* steadystate with group_reporting: as fio's, the group's jobs are judged
+ * together, by the last of them with steadystate, on the sum of their
+ * rates; a steady sum ends them all. */
+struct ss_group {
+	struct job *jobs;
+	unsigned nr;
+	_Atomic bool attained;
+};
+
 /* fio's start of a group: its jobs begin their I/O together, once every
  * one of them is set up (or has failed to be). */
 struct start_gate {
@@ -160,6 +169,7 @@ struct job {
 	bool started;
 	int done_fd; /* written once when the job is over */
 	struct start_gate *gate;
+	struct ss_group *ss_group; /* NULL without group_reporting */
 
 	uint64_t ramp_ios[BENCH_DDIR_NR], ramp_bytes[BENCH_DDIR_NR]; /* done before measuring */
 
@@ -176,6 +186,10 @@ struct job {
 	_Atomic uint64_t prog_measured;             /* bytes since measuring began */
 	_Atomic uint64_t prog_start_ns;             /* when measuring began */
 	_Atomic bool finished;
+	/* steadystate: the last 1 s rates and how many there were, for the
+	 * ss_group's judge. */
+	_Atomic uint64_t ss_bw, ss_iops;
+	_Atomic unsigned ss_seq;
 };
 
 static inline uint64_t since(uint64_t now, uint64_t then)

@@ -216,7 +216,7 @@ static void json_misc(struct jb *b, json_object *job, const struct report *r)
 	struct lat_buckets lb;
 	double usr, sys;
 
-	jint(b, job, "job_runtime", (int64_t)((st->runtime_ns + st->verify_ns) / 1000000));
+	jint(b, job, "job_runtime", (int64_t)(r->run_sum_ns / 1000000));
 	report_cpu(r, &usr, &sys);
 	jdbl(b, job, "usr_cpu", usr);
 	jdbl(b, job, "sys_cpu", sys);

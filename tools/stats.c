@@ -222,7 +222,7 @@ bool report_dir_used(const struct report *r, unsigned ddir)
 void report_cpu(const struct report *r, double *usr, double *sys)
 {
 	const struct job_stats *st = r->st;
-	double run = (double)(st->runtime_ns + st->verify_ns) * r->nr_jobs;
+	double run = (double)r->run_sum_ns;
 
 	*usr = run > 0 ? 100.0 * (double)st->usr_ns / run : 0.0;
 	*sys = run > 0 ? 100.0 * (double)st->sys_ns / run : 0.0;

@@ -160,6 +160,7 @@ struct report {
 	unsigned nr_jobs;
 	int tid;
 	struct job_stats *st;
+	uint64_t run_sum_ns; /* every job's measured time (and verify's): fio's total_run_time */
 	/* unified_rw_reporting=mixed or both: every direction's statistics
 	 * as one (report_fold_mixed()); NULL otherwise. */
 	struct dir_stats *mixed;

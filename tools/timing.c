@@ -56,6 +56,9 @@ struct timing {
 	unsigned tail;
 	uint64_t sum_y, sum_x, sum_x_sq, sum_xy, oldest_y;
 	uint64_t ss_ramp_ns, ss_epoch_ns, ss_next_ns, ss_prev_ns, ss_prev_ios, ss_prev_bytes;
+	bool ss_judge;   /* judges its ss_group (or itself, without one) */
+	bool ss_waiting; /* for the group's others to take the same sample */
+	uint64_t ss_bw, ss_iops;
 };
 
 static bool any_set(const uint64_t *v)
@@ -469,38 +472,93 @@ static bool ss_deviation(struct timing *t)
 	return ss->criterion < ss->limit;
 }
 
+/* The group's judge: the last of its jobs with steadystate, as fio's. */
+static bool ss_judges(const struct job *j)
+{
+	const struct ss_group *g = j->ss_group;
+
+	for (unsigned i = g ? g->nr : 0; i-- > 0;)
+		if (g->jobs[i].o->ss_dur_us)
+			return &g->jobs[i] == j;
+	return true;
+}
+
+/* The judge's sample: its own rates and the same sample of the group's
+ * others still running; false while one of them has not taken it yet. */
+static bool ss_group_sum(const struct job *j, uint64_t *bw, uint64_t *iops)
+{
+	const struct ss_group *g = j->ss_group;
+	unsigned seq = g ? atomic_load_explicit(&j->ss_seq, memory_order_relaxed) : 0;
+
+	for (unsigned i = 0; g && i < g->nr; i++) {
+		const struct job *p = &g->jobs[i];
+
+		if (p == j || !p->o->ss_dur_us ||
+		    atomic_load_explicit(&p->finished, memory_order_relaxed))
+			continue;
+		if (atomic_load_explicit(&p->ss_seq, memory_order_acquire) < seq)
+			return false;
+		*bw += atomic_load_explicit(&p->ss_bw, memory_order_relaxed);
+		*iops += atomic_load_explicit(&p->ss_iops, memory_order_relaxed);
+	}
+	return true;
+}
+
+static void ss_attained(struct job *j, struct timing *t)
+{
+	t->ss.state |= SS_ATTAINED;
+	j->draining = true;
+	if (j->ss_group)
+		atomic_store_explicit(&j->ss_group->attained, true, memory_order_relaxed);
+}
+
 /* A 1 s sample of the job's IOPS and bandwidth, once ss_ramp is over; a
- * steady window ends the job as fio's does. */
+ * steady window ends the job (or its group) as fio's does. */
 static void ss_sample(struct job *j, struct timing *t, uint64_t now)
 {
 	struct ss_result *ss = &t->ss;
-	uint64_t ios = 0, bytes = 0, ms = (now - t->ss_prev_ns) / NS_PER_MS ?: 1;
-	bool steady;
+	uint64_t ios = 0, bytes = 0, ms = (now - t->ss_prev_ns) / NS_PER_MS ?: 1, bw, iops;
 
 	job_count(j);
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
 		ios += j->st->dir[d].ios;
 		bytes += j->st->dir[d].bytes;
 	}
-	/* fio's: samples start a second after ss_ramp. */
-	if (!(ss->state & SS_RAMP_OVER) && now - j->start_ns >= t->ss_ramp_ns + NS_PER_S)
-		ss->state |= SS_RAMP_OVER;
-	if (ss->state & SS_RAMP_OVER) {
-		ss->bw[t->tail] = 1000 * (bytes - t->ss_prev_bytes) / ms;
-		ss->iops[t->tail] = 1000 * (ios - t->ss_prev_ios) / ms;
-	}
+	bw = 1000 * (bytes - t->ss_prev_bytes) / ms;
+	iops = 1000 * (ios - t->ss_prev_ios) / ms;
 	t->ss_prev_ns = now;
 	t->ss_prev_ios = ios;
 	t->ss_prev_bytes = bytes;
+	/* fio's: samples start a second after ss_ramp. */
+	if (!(ss->state & SS_RAMP_OVER) && now - j->start_ns >= t->ss_ramp_ns + NS_PER_S)
+		ss->state |= SS_RAMP_OVER;
 	if (!(ss->state & SS_RAMP_OVER))
 		return;
-	steady = ss->state & SS_SLOPE ? ss_slope(t) : ss_deviation(t);
-	if (steady) {
-		ss->state |= SS_ATTAINED;
-		j->draining = true;
-		return;
+	if (j->ss_group) {
+		atomic_store_explicit(&j->ss_bw, bw, memory_order_relaxed);
+		atomic_store_explicit(&j->ss_iops, iops, memory_order_relaxed);
+		atomic_fetch_add_explicit(&j->ss_seq, 1, memory_order_release);
 	}
-	ss_advance(t);
+	t->ss_bw = bw;
+	t->ss_iops = iops;
+	t->ss_waiting = t->ss_judge;
+}
+
+/* The judge's look at a window, once its group's sample is in. */
+static void ss_judge(struct job *j, struct timing *t)
+{
+	struct ss_result *ss = &t->ss;
+	uint64_t bw = t->ss_bw, iops = t->ss_iops;
+
+	if (!ss_group_sum(j, &bw, &iops))
+		return;
+	t->ss_waiting = false;
+	ss->bw[t->tail] = bw;
+	ss->iops[t->tail] = iops;
+	if (ss->state & SS_SLOPE ? ss_slope(t) : ss_deviation(t))
+		ss_attained(j, t);
+	else
+		ss_advance(t);
 }
 
 /* Samples every second of the measured run; a new start (latency_target's
@@ -512,10 +570,18 @@ static void ss_tick(struct job *j, struct timing *t, uint64_t now)
 		t->ss_next_ns = j->start_ns + SS_SAMPLE_NS;
 		t->ss_prev_ios = t->ss_prev_bytes = 0;
 	}
-	if (now < t->ss_next_ns || (t->ss.state & SS_ATTAINED))
+	if (t->ss.state & SS_ATTAINED)
 		return;
-	ss_sample(j, t, now);
-	t->ss_next_ns += SS_SAMPLE_NS;
+	if (j->ss_group && atomic_load_explicit(&j->ss_group->attained, memory_order_relaxed)) {
+		ss_attained(j, t);
+		return;
+	}
+	if (now >= t->ss_next_ns) {
+		ss_sample(j, t, now);
+		t->ss_next_ns += SS_SAMPLE_NS;
+	}
+	if (t->ss_waiting)
+		ss_judge(j, t);
 }
 
 uint64_t timing_tick(struct job *j, uint64_t now)
@@ -581,6 +647,7 @@ int timing_setup(struct job *j)
 		if (flow_join(t, o->flow_id, o->flow))
 			return -ENOMEM;
 	}
+	t->ss_judge = ss_judges(j);
 	return o->ss_dur_us ? ss_setup(o, t) : 0;
 }
 
