@@ -427,6 +427,8 @@ bad bsrange_range "option 'bsrange': '4k-2g' is out of range" --bsrange=4k-2g
 bad bsrange_blocks "bsrange: a size of 1000 is not a multiple" --bsrange=1000-4k
 bad bssplit "option 'bssplit': '4q/10' is not a block size and its share (SIZE/PERCENT" \
 	--bssplit=4q/10:8k/90
+bad zonerange_random "zonemode=strided: a zone of 2097152 bytes at 0 goes past the end of" \
+	--rw=randread --zonemode=strided --zonesize=64k --zonerange=2M
 bad bssplit_sum "option 'bssplit': '4k/60:8k/50:16k:32k': the shares add up to 110%" \
 	--bssplit=4k/60:8k/50:16k:32k
 bad bssplit_pct "option 'bssplit': '4k/101' is not a block size and its share" --bssplit=4k/101

@@ -410,6 +410,24 @@ static int file_zones_fit(const struct job *j, const struct job_file *f, uint64_
 	return 0;
 }
 
+/* A random strided job draws offsets over its zone: one zone past the
+ * device's end would end the job at its first offset there (fio's runs
+ * one I/O, or none). */
+static int file_random_zone_fits(const struct job *j, const struct job_file *f)
+{
+	const struct job_opts *o = j->o;
+	uint64_t range = opts_zonerange(o);
+
+	if (!opts_strided(o) || j->nr_files != 1 || !rw_modes[o->rw.mode].random ||
+	    range <= f->dev_size - f->start)
+		return 0;
+	return def_error(j->def, o->zonerange ? "zonerange" : "zonesize",
+	                 "zonemode=strided: a zone of %" PRIu64 " bytes at %" PRIu64
+	                 " goes past the end of %s (%" PRIu64
+	                 " bytes), so a random job's offsets would fall past it",
+	                 range, f->start, f->name, f->dev_size);
+}
+
 /* The region a job works on in one file, checked against its size and blocks. */
 static int file_region(const struct job *j, struct job_file *f, const struct blkring_dev_info *info)
 {
@@ -445,7 +463,7 @@ static int file_region(const struct job *j, struct job_file *f, const struct blk
 	f->len = len;
 	f->dev_size = info->size;
 	f->lbs = (uint32_t)lbs;
-	return file_zones_fit(j, f, len);
+	return file_random_zone_fits(j, f) ?: file_zones_fit(j, f, len);
 }
 
 /* verify's blocks are of one size per direction, at whole blocks of the
