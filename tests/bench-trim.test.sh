@@ -4,10 +4,13 @@
 # shaped like it, zero_flags parses and is checked, devices without the
 # operation are refused before anything runs, and trimmed or zeroed blocks
 # read back as zeros, and such jobs allocate no data buffers.
-B=${BLKRING:-build/blkring}
+B=$(realpath "${BLKRING:-build/blkring}")
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/lib.sh"
+# Verify jobs save their state in the current directory (fio's rule): the
+# scratch one, not the checkout.
+cd "$T" || exit 1
 
 DEV=null:memory_backed=1,discard=1,write_zeroes=1,size=1M
 

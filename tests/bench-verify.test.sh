@@ -6,10 +6,13 @@
 # offset, the expected and the found value, exit 1.  Every method catches a
 # block another device wrote on the same file; verify_fatal, verify_only,
 # verify_interval, verify_offset and verify_pattern do what fio's do.
-B=${BLKRING:-build/blkring}
+B=$(realpath "${BLKRING:-build/blkring}")
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/lib.sh"
+# Verify jobs save their state in the current directory (fio's rule): the
+# scratch one, not the checkout.
+cd "$T" || exit 1
 
 M=memory_backed=1
 cat >"$T/linear.table" <<EOF

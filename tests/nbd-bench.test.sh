@@ -5,7 +5,7 @@
 # polled and not, and through fio's nbd engine options; a bench against a
 # server stopped with SIGSTOP exits 1 naming the error; a striped volume
 # over two servers verified with --verify=crc32c.
-B=${BLKRING:-build/blkring}
+B=$(realpath "${BLKRING:-build/blkring}")
 T=$(mktemp -d /tmp/blkring-nbd-bench.XXXXXX)
 PIDS=()
 cleanup() {
@@ -22,6 +22,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 . "$(dirname "$0")/lib.sh"
+# Verify jobs save their state in the current directory (fio's rule): the
+# scratch one, not the checkout.
+cd "$T" || exit 1
 
 CASES="info bench_randread bench_polled fio_engine bench_stopped striped_verify"
 if ! command -v nbdkit >/dev/null; then

@@ -6,7 +6,7 @@
 # options, a volume striped over an RBD image and an NBD server verified
 # with --verify=crc32c, the OSD killed mid-run (errors within
 # osd_op_timeout, exit 1, no hang), and rbd: without its module.
-B=${BLKRING:-build/blkring}
+B=$(realpath "${BLKRING:-build/blkring}")
 T=$(mktemp -d /tmp/blkring-rbd-bench.XXXXXX)
 NBDKIT_PID=
 cleanup() {
@@ -63,7 +63,8 @@ check rbd_info '[[ $rc == 0 ]] && grep -q "type: *rbd" "$T/info" &&
 bench_ok() {
 	local name=$1 rc
 	shift
-	timeout 300 "$B" bench --name=j "$@" >"$T/out" 2>&1
+	# In the scratch directory: a verify job saves its state in the current one.
+	(cd "$T" && timeout 300 "$B" bench --name=j "$@") >"$T/out" 2>&1
 	rc=$?
 	check "$name" '[[ $rc == 0 ]] && grep -q "^j: (groupid=0, jobs=1): err= 0" "$T/out"' \
 		"exit $rc: $(tail -c 300 "$T/out")"

@@ -22,6 +22,11 @@ count() { # variant name < output
 	done
 }
 
+# The checkout's changed and untracked files: a test that adds to them
+# wrote into the source tree instead of its scratch directory.
+untracked() { git status --porcelain --untracked-files=all 2>/dev/null; }
+before=$(untracked)
+
 # took VARIANT NAME START: the test's seconds, in the log (where a slow
 # run went).
 took() { echo "$1: TIME ${2##*/}: $(($(date +%s) - $3)) s" >>"$log"; }
@@ -53,6 +58,14 @@ for tree in "$@"; do
 		fi
 	done
 done
+left=$(comm -13 <(sort <<<"$before") <(sort <<<"$(untracked)") | head -5 | tr '\n' ' ')
+if [[ -n $left ]]; then
+	fail=$((fail + 1))
+	echo "FAIL checkout_left_clean: the tests left $left" | tee -a "$log"
+else
+	pass=$((pass + 1))
+	echo "PASS checkout_left_clean" >>"$log"
+fi
 echo "details: $log"
 echo "$pass passed, $fail failed, $skip skipped"
 [[ $fail -eq 0 ]]
