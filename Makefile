@@ -7,6 +7,11 @@
 #   make install    PREFIX=/usr/local DESTDIR=   (make uninstall: the same, undone)
 #   make man        the man pages, from docs/API.md (scripts/gen-man.py, scdoc)
 
+# `make test` builds four trees: on every core, unless -j was given.
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc)
+endif
+
 PREFIX ?= /usr/local
 DESTDIR ?=
 O ?= build
