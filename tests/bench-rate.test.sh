@@ -291,6 +291,15 @@ if ((HAVE_FIO)); then
 else
 	py steadystate_group "$SSG_CHECK" "$T/ssg.json"
 fi
+# A job of the group that starts late (startdelay) joins the sum once it
+# samples; the judge does not wait for it before that.
+"$B" bench --filename=$FAST "${SSG[@]:0:9}" --name=a --startdelay=1 --name=b \
+	>"$T/ssgd.json" 2>"$T/err"
+py steadystate_group_late_job '
+j, = json.load(open(f[0]))["jobs"]
+s = j["steadystate"]
+assert s["attained"] == 1 and all(abs(v - 20000) < 1000 for v in s["data"]["iops"]), s' \
+	"$T/ssgd.json"
 check steadystate_normal_line '"$B" bench --name=s --filename=$FAST --rw=read --size=1G \
 	--time_based --runtime=5 --ss_dur=2 --ss=bw:50% --rate_iops=20000 2>&1 |
 	grep -qE "^  steadystate  : attained=yes, bw=[0-9.]+[KMG]iB/s \([0-9.]+[kMG]B/s\), iops=[0-9.]+[kM]?, bw mean dev=[0-9.]+%$"' \

@@ -20,6 +20,7 @@
 #define NS_PER_S 1000000000ULL
 #define RATE_SETTLE_NS (2 * NS_PER_S)    /* fio lets a job run 2 s before rate_min counts */
 #define SS_SAMPLE_NS NS_PER_S            /* fio's STEADYSTATE_MSEC */
+#define SS_WAIT_NS (NS_PER_S / 10)       /* a group judge's wait for the others' sample */
 #define POISSON_CATCH_UP_NS 100000000ULL /* as the linear schedule's (job.c) */
 
 /* The jobs of one flow_id: their I/Os so far (from 1, as fio's) and weights. */
@@ -58,7 +59,7 @@ struct timing {
 	uint64_t ss_ramp_ns, ss_epoch_ns, ss_next_ns, ss_prev_ns, ss_prev_ios, ss_prev_bytes;
 	bool ss_judge;   /* judges its ss_group (or itself, without one) */
 	bool ss_waiting; /* for the group's others to take the same sample */
-	uint64_t ss_bw, ss_iops;
+	uint64_t ss_bw, ss_iops, ss_wait_end_ns;
 };
 
 static bool any_set(const uint64_t *v)
@@ -484,20 +485,25 @@ static bool ss_judges(const struct job *j)
 }
 
 /* The judge's sample: its own rates and the same sample of the group's
- * others still running; false while one of them has not taken it yet. */
-static bool ss_group_sum(const struct job *j, uint64_t *bw, uint64_t *iops)
+ * others still running; false while one of them has not taken it yet,
+ * unless `late` (one that started late, or is stuck, gives its last). */
+static bool ss_group_sum(const struct job *j, bool late, uint64_t *bw, uint64_t *iops)
 {
 	const struct ss_group *g = j->ss_group;
 	unsigned seq = g ? atomic_load_explicit(&j->ss_seq, memory_order_relaxed) : 0;
 
 	for (unsigned i = 0; g && i < g->nr; i++) {
 		const struct job *p = &g->jobs[i];
+		unsigned pseq;
 
 		if (p == j || !p->o->ss_dur_us ||
 		    atomic_load_explicit(&p->finished, memory_order_relaxed))
 			continue;
-		if (atomic_load_explicit(&p->ss_seq, memory_order_acquire) < seq)
+		pseq = atomic_load_explicit(&p->ss_seq, memory_order_acquire);
+		if (pseq < seq && !late)
 			return false;
+		if (!pseq)
+			continue;
 		*bw += atomic_load_explicit(&p->ss_bw, memory_order_relaxed);
 		*iops += atomic_load_explicit(&p->ss_iops, memory_order_relaxed);
 	}
@@ -542,15 +548,17 @@ static void ss_sample(struct job *j, struct timing *t, uint64_t now)
 	t->ss_bw = bw;
 	t->ss_iops = iops;
 	t->ss_waiting = t->ss_judge;
+	t->ss_wait_end_ns = now + SS_WAIT_NS;
 }
 
-/* The judge's look at a window, once its group's sample is in. */
-static void ss_judge(struct job *j, struct timing *t)
+/* The judge's look at a window, once its group's sample is in (or it has
+ * waited SS_WAIT_NS for it). */
+static void ss_judge(struct job *j, struct timing *t, uint64_t now)
 {
 	struct ss_result *ss = &t->ss;
 	uint64_t bw = t->ss_bw, iops = t->ss_iops;
 
-	if (!ss_group_sum(j, &bw, &iops))
+	if (!ss_group_sum(j, now >= t->ss_wait_end_ns, &bw, &iops))
 		return;
 	t->ss_waiting = false;
 	ss->bw[t->tail] = bw;
@@ -581,7 +589,7 @@ static void ss_tick(struct job *j, struct timing *t, uint64_t now)
 		t->ss_next_ns += SS_SAMPLE_NS;
 	}
 	if (t->ss_waiting)
-		ss_judge(j, t);
+		ss_judge(j, t, now);
 }
 
 uint64_t timing_tick(struct job *j, uint64_t now)
