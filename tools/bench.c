@@ -417,6 +417,12 @@ static void on_signal(struct bench_run *br)
 	atomic_store(&br->phase_stop, true);
 }
 
+/* fio's group_reporting: b is reported (and judged by steadystate) with a. */
+static bool reported_together(const struct job *a, const struct job *b)
+{
+	return a->o->group_reporting && b->o->group_reporting && a->def->groupid == b->def->groupid;
+}
+
 /*
  * One report per job, or per run of group_reporting jobs of one group,
  * merged into the first job's statistics: the final ones (the jobs are
@@ -425,17 +431,17 @@ static void on_signal(struct bench_run *br)
  */
 static int build_reports(struct bench_run *br, struct report *out, bool so_far)
 {
+	const struct job *prev = NULL; /* the last job reported */
 	unsigned n = 0;
-	bool merging = false;
 
 	for (unsigned i = 0; i < br->nr_jobs; i++) {
 		const struct job *j = &br->jobs[i];
 		struct job_stats *st = so_far ? j->snap : j->st;
-		bool grouped = j->o->group_reporting;
 
 		if (!j->started || !j->o->stats)
 			continue;
-		if (grouped && merging && out[n - 1].groupid == j->def->groupid) {
+		if (prev && reported_together(prev, j)) {
+			prev = j;
 			out[n - 1].run_sum_ns += st->runtime_ns + st->verify_ns;
 			job_stats_merge(out[n - 1].st, st);
 			out[n - 1].nr_jobs++;
@@ -447,7 +453,7 @@ static int build_reports(struct bench_run *br, struct report *out, bool so_far)
 		                           .tid = j->tid,
 		                           .st = st,
 		                           .run_sum_ns = st->runtime_ns + st->verify_ns};
-		merging = grouped;
+		prev = j;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		if (report_fold_mixed(&out[i])) {
@@ -593,10 +599,7 @@ static void wait_jobs(struct bench_run *br, unsigned started)
 static void ss_groups(struct job *jobs, unsigned nr, struct ss_group *groups)
 {
 	for (unsigned i = 0, k; i < nr; i = k) {
-		for (k = i + 1;
-		     k < nr && jobs[i].o->group_reporting && jobs[k].o->group_reporting &&
-		     jobs[k].def->groupid == jobs[i].def->groupid;
-		     k++)
+		for (k = i + 1; k < nr && reported_together(&jobs[i], &jobs[k]); k++)
 			;
 		if (!jobs[i].o->group_reporting)
 			continue;

@@ -303,8 +303,8 @@ static int share_pct(const char *p, size_t len, unsigned *pct)
 
 /*
  * fio's split of the 100%: the shares without a percentage take what the
- * others leave, evenly (a lone one takes it all).  -EINVAL when the given
- * ones add up to more than 100 (*sum says how much).
+ * others leave, evenly (a lone one takes it all; nothing is left past
+ * 100%).  *sum is the given ones' total; returns how many were not given.
  */
 static unsigned share_rest(unsigned *pct, unsigned nr, unsigned *sum)
 {
@@ -348,9 +348,12 @@ bad:
 }
 
 /* The sizes with a share, in fio's order: shares ascending (stable, as
- * glibc's qsort sorts them); shares of nothing are never drawn. */
-static void bssplit_store(struct bs_split *s, const uint64_t *bs, const unsigned *pct, unsigned nr)
+ * glibc's qsort sorts them); shares of nothing are never drawn.  sum: the
+ * shares given, kept when over 100% for the note. */
+static void bssplit_store(struct bs_split *s, const uint64_t *bs, const unsigned *pct, unsigned nr,
+                          unsigned sum)
 {
+	s->over = sum > 100 ? sum : 0;
 	s->nr = 0;
 	for (unsigned i = 0; i < nr; i++) {
 		unsigned k;
@@ -387,8 +390,7 @@ static int bssplit_entry(const struct bench_opt *opt, const char *part, void *el
 	if (share_rest(pct, nr, &sum) > 1 && sum > 100)
 		return tool_error(-EINVAL, "'%s': the shares add up to %u%%, more than 100%%", part,
 		                  sum);
-	bssplit_store(elem, bs, pct, nr);
-	((struct bs_split *)elem)->over = sum > 100 ? sum : 0;
+	bssplit_store(elem, bs, pct, nr, sum);
 	return 0;
 }
 
