@@ -24,8 +24,8 @@ count() { # variant name < output
 
 # The checkout's changed and untracked files: a test that adds to them
 # wrote into the source tree instead of its scratch directory.
-untracked() { git status --porcelain --untracked-files=all 2>/dev/null; }
-before=$(untracked)
+checkout_changes() { git status --porcelain --untracked-files=all 2>/dev/null; }
+before=$(checkout_changes)
 
 # took VARIANT NAME START: the test's seconds, in the log (where a slow
 # run went).
@@ -58,7 +58,7 @@ for tree in "$@"; do
 		fi
 	done
 done
-left=$(comm -13 <(sort <<<"$before") <(sort <<<"$(untracked)") | head -5 | tr '\n' ' ')
+left=$(comm -13 <(sort <<<"$before") <(sort <<<"$(checkout_changes)") | head -5 | tr '\n' ' ')
 if [[ -n $left ]]; then
 	fail=$((fail + 1))
 	echo "FAIL checkout_left_clean: the tests left $left" | tee -a "$log"
