@@ -55,38 +55,55 @@ static inline unsigned plan_budget(struct job *j, unsigned n)
 /*
  * Each run of the inner loop stops at the pass's end, so it has no check
  * for it, and works on a copy of the generator: stores to the units could
- * alias the original.
+ * alias the original.  fio's default batch of one takes neither the copy
+ * nor the loops.
  */
-#define DEFINE_PLANNER(fn, step)                                            \
-	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n) \
-	{                                                                   \
-		struct offset_gen *gen = &j->files->gen[j->ddir];           \
-		struct io_unit **free = j->free + j->nr_free;               \
-		uint64_t base = j->files->start, bs = j->bs[j->ddir];       \
-		unsigned i = 0;                                             \
-                                                                            \
-		n = plan_budget(j, n);                                      \
-		j->nr_free -= n;                                            \
-		while (i < n) {                                             \
-			unsigned end = n;                                   \
-			struct offset_gen g;                                \
-                                                                            \
-			if (unlikely(!gen->left))                           \
-				gen_new_pass(gen);                          \
-			if (gen->left < n - i)                              \
-				end = i + (unsigned)gen->left;              \
-			gen->left -= end - i;                               \
-			g = *gen;                                           \
-			for (; i < end; i++) {                              \
-				struct io_unit *io = *--free;               \
-                                                                            \
-				io->offset = base + step(&g) * bs;          \
-				ios[i] = io;                                \
-			}                                                   \
-			gen->x = g.x;                                       \
-			gen->rng = g.rng;                                   \
-		}                                                           \
-		return n;                                                   \
+#define DEFINE_PLANNER(fn, step)                                                                  \
+	static __attribute__((noinline)) unsigned fn##_batch(struct job *j, struct io_unit **ios, \
+	                                                     unsigned n)                          \
+	{                                                                                         \
+		struct offset_gen *gen = &j->files->gen[j->ddir];                                 \
+		struct io_unit **free = j->free + j->nr_free;                                     \
+		uint64_t base = j->files->start, bs = j->bs[j->ddir];                             \
+		unsigned i = 0;                                                                   \
+                                                                                                  \
+		n = plan_budget(j, n);                                                            \
+		j->nr_free -= n;                                                                  \
+		while (i < n) {                                                                   \
+			unsigned end = n;                                                         \
+			struct offset_gen g;                                                      \
+                                                                                                  \
+			if (unlikely(!gen->left))                                                 \
+				gen_new_pass(gen);                                                \
+			if (gen->left < n - i)                                                    \
+				end = i + (unsigned)gen->left;                                    \
+			gen->left -= end - i;                                                     \
+			g = *gen;                                                                 \
+			for (; i < end; i++) {                                                    \
+				struct io_unit *io = *--free;                                     \
+                                                                                                  \
+				io->offset = base + step(&g) * bs;                                \
+				ios[i] = io;                                                      \
+			}                                                                         \
+			gen->x = g.x;                                                             \
+			gen->rng = g.rng;                                                         \
+		}                                                                                 \
+		return n;                                                                         \
+	}                                                                                         \
+                                                                                                  \
+	static unsigned fn(struct job *j, struct io_unit **ios, unsigned n)                       \
+	{                                                                                         \
+		struct offset_gen *gen = &j->files->gen[j->ddir];                                 \
+		struct io_unit *io;                                                               \
+                                                                                                  \
+		if (n != 1 || unlikely(!j->ios_left || !gen->left))                               \
+			return fn##_batch(j, ios, n);                                             \
+		io = j->free[--j->nr_free];                                                       \
+		io->offset = j->files->start + step(gen) * j->bs[j->ddir];                        \
+		gen->left--;                                                                      \
+		j->ios_left--;                                                                    \
+		ios[0] = io;                                                                      \
+		return 1;                                                                         \
 	}
 
 DEFINE_PLANNER(plan_seq, gen_seq_step)
