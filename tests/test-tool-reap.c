@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Completions counted per submission (job_reaped_after(), then
- * job_account_reaped()) against one sample per unit: the same latency
- * statistics and histograms, short transfers included, in any reap order
- * and size; and every submission's record idle again once its units are in.
+ * Completions counted per run of a submission's units (job_reaped(), as
+ * the blkring engine's reap loop calls it) against one sample per unit: the
+ * same latency statistics and histograms, short transfers included, in any
+ * reap order and size; and every submission's record idle again once its
+ * units are in.
  */
 #include "../tools/job.h"
 #include "test.h"
@@ -16,7 +17,7 @@
 struct fixture {
 	struct job j;
 	struct job_stats st, ref;
-	struct io_batch batches[NR_BATCHES], *free_batches[NR_BATCHES], *touched[NR_BATCHES];
+	struct io_batch batches[NR_BATCHES], *free_batches[NR_BATCHES];
 	struct io_unit units[NR_UNITS];
 	unsigned order[NR_UNITS];
 };
@@ -34,7 +35,6 @@ static void setup(struct fixture *f, bool single, uint64_t *rng, uint64_t *now)
 	j->bs[DDIR_READ] = BS;
 	j->batches = f->batches;
 	j->free_batches = f->free_batches;
-	j->touched = f->touched;
 	for (unsigned i = 0; i < NR_BATCHES; i++)
 		f->free_batches[i] = &f->batches[i];
 	j->nr_free_batches = NR_BATCHES;
@@ -59,18 +59,34 @@ static void setup(struct fixture *f, bool single, uint64_t *rng, uint64_t *now)
 	}
 }
 
+/* A run of reaped units of one submission, as the engine's loop ends it. */
+struct run {
+	struct io_batch *b;
+	uint32_t n, whole;
+};
+
 /* One reaped unit, as the engine's loops see it, and its sample in the reference. */
-static struct io_batch *reap_one(struct fixture *f, struct io_unit *io, int res,
-                                 struct io_batch *last, uint64_t now)
+static void reap_one(struct fixture *f, struct io_unit *io, int res, struct run *r, uint64_t now)
 {
 	struct dir_stats *ref = &f->ref.dir[DDIR_READ];
 
-	last = job_reaped_after(&f->j, io, f->j.single ? last : NULL);
-	if (!f->j.single || res != BS)
-		job_account(&f->j, io, res, now);
 	ref->short_ios += res != BS;
 	dir_account_n(ref, now - io->batch->issue_ns, now - io->batch->start_ns, 1);
-	return last;
+	if (!f->j.single) {
+		job_account(&f->j, io, res, now);
+		job_reaped(&f->j, io->batch, 1, 0, now);
+		return;
+	}
+	if (io->batch != r->b) {
+		if (r->b)
+			job_reaped(&f->j, r->b, r->n, r->whole, now);
+		*r = (struct run){io->batch, 0, 0};
+	}
+	r->n++;
+	if (res == BS)
+		r->whole++;
+	else
+		job_account(&f->j, io, res, now);
 }
 
 static void same_lat(const struct lat_stat *a, const struct lat_stat *b)
@@ -93,7 +109,7 @@ static void run(bool single, uint64_t seed)
 	setup(f, single, &rng, &now);
 	while (k < NR_UNITS) {
 		unsigned m = 1 + (unsigned)rng_below(&rng, 3 * PER_BATCH / 2);
-		struct io_batch *last = NULL;
+		struct run r = {NULL, 0, 0};
 
 		now += 1 + rng_below(&rng, 200000);
 		for (unsigned i = 0; i < m && k < NR_UNITS; i++, k++) {
@@ -101,10 +117,10 @@ static void run(bool single, uint64_t seed)
 			int res = u % 7 == 3 ? BS / 2 : BS;
 
 			shorts += res != BS;
-			last = reap_one(f, &f->units[u], res, last, now);
+			reap_one(f, &f->units[u], res, &r, now);
 		}
-		job_account_reaped(&f->j, now);
-		CHECK_EQ(f->j.nr_touched, 0);
+		if (r.b)
+			job_reaped(&f->j, r.b, r.n, r.whole, now);
 	}
 	got = &f->st.dir[DDIR_READ];
 	want = &f->ref.dir[DDIR_READ];
@@ -117,7 +133,7 @@ static void run(bool single, uint64_t seed)
 	CHECK_EQ(f->j.short_missing[DDIR_READ], (uint64_t)shorts * (BS / 2));
 	CHECK_EQ(f->j.nr_free_batches, NR_BATCHES);
 	for (unsigned i = 0; i < NR_BATCHES; i++)
-		CHECK(!f->batches[i].inflight && !f->batches[i].reaped && !f->batches[i].apart);
+		CHECK(!f->batches[i].inflight);
 	free(f);
 }
 

@@ -286,31 +286,39 @@ static inline struct io_unit *cqe_unit(const struct blkring_cqe *cqe)
 
 /*
  * n CQEs in a row of the CQ array, of a one-direction job: its units all go
- * to the same statistics, so the loop counts them per submission and checks
- * only the result.
+ * to the same statistics, so the loop counts them per run of a submission
+ * and checks only the result.
  */
 static void ring_count_run(struct job *j, const struct blkring_cqe *cqe, unsigned n,
                            struct io_unit **free, uint64_t now)
 {
 	/* Discard and write zeroes end with 0, reads and writes with their length. */
 	unsigned len = j->ddir < DDIR_TRIM ? j->bs[j->ddir] : 0;
-	struct io_batch *last = NULL;
+	struct io_batch *b = NULL;
+	uint32_t run = 0, apart = 0;
 
 	for (unsigned i = 0; i < n; i++, cqe++) {
 		struct io_unit *io = cqe_unit(cqe);
 
 		free[i] = io;
-		last = job_reaped_after(j, io, last);
-		if (unlikely((unsigned)cqe->res != len))
+		if (io->batch != b) {
+			if (b)
+				job_reaped(j, b, run, run - apart, now);
+			b = io->batch;
+			run = apart = 0;
+		}
+		run++;
+		if (unlikely((unsigned)cqe->res != len)) {
 			job_account(j, io, cqe->res, now);
+			apart++;
+		}
 	}
+	if (b)
+		job_reaped(j, b, run, run - apart, now);
 }
 
-/*
- * Counts n CQEs from head against their submissions (job_account_reaped()
- * then accounts them); the units of jobs with several directions are
- * accounted one by one.
- */
+/* Accounts n CQEs from head; the units of jobs with several directions
+ * one by one. */
 static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned head, unsigned n,
                          uint64_t now)
 {
@@ -328,8 +336,8 @@ static void ring_account(struct job *j, const struct blkring_cq *cq, unsigned he
 		const struct blkring_cqe *cqe = &cqes[(head + i) & cq->ring_mask];
 
 		free[i] = cqe_unit(cqe);
-		job_reaped_after(j, free[i], NULL);
 		job_account(j, free[i], cqe->res, now);
+		job_reaped(j, free[i]->batch, 1, 0, now);
 	}
 }
 

@@ -156,30 +156,6 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 		timing_completed(j, io, since(now, start));
 }
 
-void job_reaped_record(struct job *j, struct io_batch *b)
-{
-	if (!b->reaped)
-		j->touched[j->nr_touched++] = b;
-}
-
-void job_account_reaped(struct job *j, uint64_t now)
-{
-	struct dir_stats *ds = &j->st->dir[j->ddir];
-
-	for (unsigned i = 0; i < j->nr_touched; i++) {
-		struct io_batch *b = j->touched[i];
-		uint32_t n = b->reaped - b->apart;
-
-		if (n)
-			dir_account_n(ds, now - b->issue_ns, now - b->start_ns, n);
-		b->inflight -= b->reaped;
-		b->reaped = b->apart = 0;
-		if (!b->inflight)
-			j->free_batches[j->nr_free_batches++] = b;
-	}
-	j->nr_touched = 0;
-}
-
 void job_count(struct job *j)
 {
 	for (unsigned d = 0; d < BENCH_DDIR_NR; d++) {
@@ -523,7 +499,6 @@ static uint64_t job_reap(struct job *j)
 		j->inflight = 0;
 		return clock_now_ns();
 	}
-	job_account_reaped(j, j->now_ns);
 	j->st->complete_map[batch_bucket((unsigned)n)]++;
 	j->st->completes++;
 	return j->now_ns;
@@ -714,8 +689,7 @@ static int job_alloc(struct job *j)
 	j->batch = calloc(j->depth, sizeof(*j->batch));
 	j->batches = calloc(j->depth, sizeof(*j->batches));
 	j->free_batches = calloc(j->depth, sizeof(*j->free_batches));
-	j->touched = calloc(j->depth, sizeof(*j->touched));
-	if (!j->ios || !j->free || !j->batch || !j->batches || !j->free_batches || !j->touched ||
+	if (!j->ios || !j->free || !j->batch || !j->batches || !j->free_batches ||
 	    job_alloc_bufs(j, bs))
 		return -ENOMEM;
 	for (unsigned i = 0; i < j->depth; i++) {
@@ -938,12 +912,11 @@ static void job_teardown(struct job *j)
 	free(j->batch);
 	free(j->batches);
 	free(j->free_batches);
-	free(j->touched);
 	free(j->bufs);
 	j->ios = NULL;
 	j->free = j->batch = NULL;
 	j->batches = NULL;
-	j->free_batches = j->touched = NULL;
+	j->free_batches = NULL;
 	j->bufs = NULL;
 }
 

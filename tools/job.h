@@ -53,16 +53,14 @@ struct job_file {
 /*
  * A submission of an async engine.  Its units share two stamps, so their
  * slat is one value and their clat and lat depend only on the reap that
- * ends them: a reap counts its units per submission (job_reaped()) and
- * accounts each submission's count at once (job_account_reaped()), which
- * gives the statistics and histograms one sample per unit would.
+ * ends them: a reap accounts each run of a submission's units as one count
+ * (job_reaped()), which gives the statistics and histograms one sample per
+ * unit would.
  */
 struct io_batch {
 	uint64_t start_ns; /* planned: fio's start_time */
 	uint64_t issue_ns; /* submitted: fio's issue_time */
 	uint32_t inflight; /* units not reaped yet */
-	uint32_t reaped;   /* units of the reap under way */
-	uint32_t apart;    /* of those, accounted one by one (job_account()) */
 };
 
 struct bench_engine;
@@ -108,8 +106,7 @@ struct job {
 	unsigned nr_free;
 	struct io_batch *batches;
 	struct io_batch **free_batches; /* stack of idle records */
-	struct io_batch **touched;      /* records with units in the reap under way */
-	unsigned nr_free_batches, nr_touched;
+	unsigned nr_free_batches;
 	struct io_batch *issuing; /* the record of the submission being queued */
 	unsigned depth, inflight;
 	unsigned batch_submit, complete_min, complete_max;
@@ -213,34 +210,14 @@ static inline void dir_account_n(struct dir_stats *ds, uint64_t clat, uint64_t l
 	hist_add_n(&ds->lat_hist, lat, n);
 }
 
-/* A submission met first in a reap, or again after another one's units. */
-void job_reaped_record(struct job *j, struct io_batch *b);
-
-/*
- * Counts a reaped unit against its submission; every reaped unit comes
- * here.  Units of one submission tend to be reaped together: `last` is the
- * previous unit's, and a record met again needs no look at the list.
- */
-static inline struct io_batch *job_reaped_after(struct job *j, struct io_unit *io,
-                                                struct io_batch *last)
-{
-	struct io_batch *b = io->batch;
-
-	if (unlikely(b != last))
-		job_reaped_record(j, b);
-	b->reaped++;
-	return b;
-}
-
 /*
  * A reaped unit accounted on its own (several directions, or a result other
- * than the full length): its submission's count leaves it out.
+ * than the full length): job_reaped() leaves it out of its submission's sum.
  */
 static inline void job_account(struct job *j, struct io_unit *io, int res, uint64_t now)
 {
 	struct io_batch *b = io->batch;
 
-	b->apart++;
 	/* Invariant TSCs the kernel trusts are in step on every CPU, so
 	 * stamps of one thread never run backwards. */
 	if (likely((unsigned)res == io->len && io->ddir < BENCH_DDIR_NR && !j->account_each))
@@ -250,11 +227,20 @@ static inline void job_account(struct job *j, struct io_unit *io, int res, uint6
 }
 
 /*
- * Accounts a reap's units per submission, at the reap's stamp, and frees
- * the records whose units have all ended.  Counts of one-direction jobs
- * only: the others account every unit apart.
+ * Ends n units of submission b reaped in a row, at the reap's stamp: `whole`
+ * of them, full-length units of the job's one direction, are accounted here
+ * as one sum (the others went through job_account()).  A submission's units
+ * may come in several runs; its record is free once all have ended.
  */
-void job_account_reaped(struct job *j, uint64_t now);
+static inline void job_reaped(struct job *j, struct io_batch *b, uint32_t n, uint32_t whole,
+                              uint64_t now)
+{
+	if (whole)
+		dir_account_n(&j->st->dir[j->ddir], now - b->issue_ns, now - b->start_ns, whole);
+	b->inflight -= n;
+	if (!b->inflight)
+		j->free_batches[j->nr_free_batches++] = b;
+}
 
 /* Brings the I/O and byte counts up to date from the latency counts. */
 void job_count(struct job *j);
