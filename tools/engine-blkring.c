@@ -183,12 +183,10 @@ static void ring_prep(struct blkring_sqe *sqe, struct io_unit *io, const struct 
  * slot of the SQ once, then only those three fields: the ring only reads
  * SQEs, so the rest stays as written.  Any other SQE voids the shape.
  */
-static void ring_shape(struct ring_engine *e, int op, unsigned len)
+static __attribute__((noinline)) void ring_shape_fill(struct ring_engine *e, int op, unsigned len)
 {
 	struct blkring_sq *sq = &e->ring.sq;
 
-	if (e->shape_op == op && e->shape_len == len)
-		return;
 	for (unsigned i = 0; i < sq->ring_entries; i++) {
 		blkring_prep_rw(op, &sq->sqes[i], 0, NULL, len, 0);
 		sq->sqes[i].rw_flags = e->rw_flags;
@@ -197,18 +195,27 @@ static void ring_shape(struct ring_engine *e, int op, unsigned len)
 	e->shape_len = len;
 }
 
+static inline void ring_shape(struct ring_engine *e, int op, unsigned len)
+{
+	if (unlikely(e->shape_op != op || e->shape_len != len))
+		ring_shape_fill(e, op, len);
+}
+
+/* An SQE of the job's shape: the unit's offset, buffer and self. */
+static inline void ring_fill_one(struct blkring_sqe *sqe, struct io_unit *io, struct io_batch *b)
+{
+	io->batch = b;
+	sqe->off = io->offset;
+	sqe->addr = (uint64_t)(uintptr_t)io->buf;
+	blkring_sqe_set_data(sqe, io);
+}
+
 /* n SQEs in a row of the SQ array, which holds the job's shape. */
 static void ring_fill_rw(struct blkring_sqe *sqe, struct io_unit **ios, unsigned n,
                          struct io_batch *b)
 {
-	for (unsigned i = 0; i < n; i++, sqe++) {
-		struct io_unit *io = ios[i];
-
-		io->batch = b;
-		sqe->off = io->offset;
-		sqe->addr = (uint64_t)(uintptr_t)io->buf;
-		blkring_sqe_set_data(sqe, io);
-	}
+	for (unsigned i = 0; i < n; i++, sqe++)
+		ring_fill_one(sqe, ios[i], b);
 }
 
 static void ring_prep_rw_batch(struct ring_engine *e, uint32_t tail, struct io_unit **ios,
@@ -219,8 +226,27 @@ static void ring_prep_rw_batch(struct ring_engine *e, uint32_t tail, struct io_u
 	unsigned run = sq->ring_entries - first < n ? sq->ring_entries - first : n;
 
 	ring_shape(e, op, len);
+	/* fio's default batch of one, without the loops' set-up. */
+	if (n == 1) {
+		ring_fill_one(&sq->sqes[first], ios[0], b);
+		return;
+	}
 	ring_fill_rw(&sq->sqes[first], ios, run, b);
 	ring_fill_rw(sq->sqes, ios + run, n - run, b);
+}
+
+/* Any job's SQEs, each written whole: the shape is void. */
+static __attribute__((noinline)) void ring_prep_each(struct ring_engine *e, uint32_t tail,
+                                                     struct io_unit **ios, unsigned n,
+                                                     struct io_batch *b)
+{
+	struct blkring_sq *sq = &e->ring.sq;
+
+	e->shape_op = -1;
+	for (unsigned i = 0; i < n; i++) {
+		ios[i]->batch = b;
+		ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i], e);
+	}
 }
 
 /* The opcode of a one-direction job's reads or writes; with fixedbufs the
@@ -235,7 +261,8 @@ static int ring_rw_op(bool write, bool fixed)
 /* force_async=N, as fio's io_uring engine does it: every Nth SQE goes to
  * the ring's worker pool (the shape's SQEs are reused: the others are
  * cleared). */
-static void ring_force_async(struct ring_engine *e, unsigned every, uint32_t tail, unsigned n)
+static __attribute__((noinline)) void ring_force_async(struct ring_engine *e, unsigned every,
+                                                       uint32_t tail, unsigned n)
 {
 	struct blkring_sq *sq = &e->ring.sq;
 
@@ -262,16 +289,11 @@ static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 	uint32_t tail = sq->sqe_tail;
 	int ret;
 
-	if (j->single && (j->ddir == DDIR_READ || j->ddir == DDIR_WRITE)) {
+	if (j->single && (j->ddir == DDIR_READ || j->ddir == DDIR_WRITE))
 		ring_prep_rw_batch(e, tail, ios, n, ring_rw_op(j->ddir == DDIR_WRITE, e->fixed),
 		                   j->bs[j->ddir], b);
-	} else {
-		e->shape_op = -1;
-		for (unsigned i = 0; i < n; i++) {
-			ios[i]->batch = b;
-			ring_prep(&sq->sqes[(tail + i) & sq->ring_mask], ios[i], e);
-		}
-	}
+	else
+		ring_prep_each(e, tail, ios, n, b);
 	if (unlikely(j->o->force_async))
 		ring_force_async(e, j->o->force_async, tail, n);
 	sq->sqe_tail = tail + n;

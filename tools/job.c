@@ -386,12 +386,27 @@ static void job_unplan(struct job *j, unsigned n)
 	j->free_batches[j->nr_free_batches++] = j->issuing;
 }
 
+/* The slat of a submission of several directions (or of a job that logs
+ * each unit's): a sum per direction. */
+static void job_slat_mixed(struct job *j, struct io_unit **ios, unsigned n, struct io_batch *b,
+                           uint64_t now)
+{
+	uint64_t cnt[BENCH_DDIR_NR + 1] = {0};
+
+	if (unlikely(j->slat_each))
+		job_slat_each(j, ios, n, b->start_ns, now);
+	for (unsigned i = 0; i < n; i++)
+		cnt[ios[i]->ddir]++;
+	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
+		if (cnt[d])
+			lat_add_n(&j->st->dir[d].slat, now - b->start_ns, cnt[d]);
+}
+
 /* Every unit of a batch was planned at b's start and submitted at `now`. */
 static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, struct io_batch *b,
                           uint64_t now)
 {
 	struct job_stats *st = j->st;
-	uint64_t cnt[BENCH_DDIR_NR + 1] = {0};
 
 	st->depth_map[depth_bucket(j->inflight)] += n;
 	st->submit_map[batch_bucket(n)]++;
@@ -410,13 +425,7 @@ static void job_submitted(struct job *j, struct io_unit **ios, unsigned n, struc
 		lat_add_n(&st->dir[j->ddir].slat, now - b->start_ns, n);
 		return;
 	}
-	if (unlikely(j->slat_each))
-		job_slat_each(j, ios, n, b->start_ns, now);
-	for (unsigned i = 0; i < n; i++)
-		cnt[ios[i]->ddir]++;
-	for (unsigned d = 0; d < BENCH_DDIR_NR; d++)
-		if (cnt[d])
-			lat_add_n(&st->dir[d].slat, now - b->start_ns, cnt[d]);
+	job_slat_mixed(j, ios, n, b, now);
 }
 
 #define RATE_CATCH_UP_NS 100000000ULL /* how far behind a job may catch up */
