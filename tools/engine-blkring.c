@@ -287,7 +287,6 @@ static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 	struct blkring_sq *sq = &e->ring.sq;
 	struct io_batch *b = j->issuing;
 	uint32_t tail = sq->sqe_tail;
-	int ret;
 
 	if (j->single && (j->ddir == DDIR_READ || j->ddir == DDIR_WRITE))
 		ring_prep_rw_batch(e, tail, ios, n, ring_rw_op(j->ddir == DDIR_WRITE, e->fixed),
@@ -297,8 +296,8 @@ static int ring_submit(struct job *j, struct io_unit **ios, unsigned n)
 	if (unlikely(j->o->force_async))
 		ring_force_async(e, j->o->force_async, tail, n);
 	sq->sqe_tail = tail + n;
-	ret = blkring_submit(&e->ring);
-	return ret < 0 ? ret : 0;
+	/* SQEs a short submit leaves stay queued for the next. */
+	return blkring_submit(&e->ring);
 }
 
 static inline struct io_unit *cqe_unit(const struct blkring_cqe *cqe)

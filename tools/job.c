@@ -480,7 +480,7 @@ static uint64_t job_issue(struct job *j, uint64_t now)
 	b->start_ns = now;
 	j->inflight += n;
 	ret = j->engine->submit(j, j->batch, n);
-	if (unlikely(ret)) {
+	if (unlikely(ret < 0)) {
 		job_unplan(j, n);
 		job_fail(j, ret, "submitting I/O");
 		return now;
