@@ -411,21 +411,32 @@ static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 
 /*
  * irqmode=none with nothing to do for the data (no memory backing, no
- * badblocks, no bandwidth limit), picked at open.  A bio for the default
+ * badblocks, no bandwidth limit, no submit cost), picked at open.  A bio for the default
  * map starts and ends inside its submitter's call, so it neither takes a
  * tag nor names a queue (bio->hctx stays NULL, as for any bio no queue
  * took): the queues never hold more bios than there are threads inside
  * submit at that moment, none of them ever waits, and a tag would only
  * have cost two locked read-modify-writes on a line every submitter
  * shares.  hw_queue_depth still bounds every
- * queue where a bio can outlive the call: other irqmodes, mbps, memory or
- * badblocks, and the poll queues.
+ * queue where a bio can outlive the call: other irqmodes, mbps, and the
+ * poll queues.
  */
 static int null_submit_bio_none(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	if (unlikely(bio->flags & BIO_POLLED))
 		return null_submit_bio(dev, bio);
 	blkring__bio_endio(bio, 0);
+	return 0;
+}
+
+/* The same with memory or badblocks: the data moves inside the call too,
+ * so the bio still needs no tag (many threads of one queue, as nbdkit's
+ * workers, would otherwise pass its tag line between CPUs per bio). */
+static int null_submit_bio_inline(struct blkring_dev *dev, struct blkring_bio *bio)
+{
+	if (unlikely(bio->flags & BIO_POLLED))
+		return null_submit_bio(dev, bio);
+	blkring__bio_endio(bio, null_handle(dev->private, bio));
 	return 0;
 }
 
@@ -664,6 +675,23 @@ static const struct blkring_dev_ops null_none_ops = {
     .destroy = null_destroy,
 };
 
+static const struct blkring_dev_ops null_inline_ops = {
+    .name = "null",
+    .submit_bio = null_submit_bio_inline,
+    .poll_queue = null_poll_queue,
+    .start_tagged = null_start_tagged,
+    .destroy = null_destroy,
+};
+
+/* Bios of the default map that end inside their submitter's call take no
+ * tag (null_submit_bio_none()). */
+static const struct blkring_dev_ops *null_pick_ops(const struct null_conf *c)
+{
+	if (c->irqmode != IRQ_NONE || c->mbps || c->submit_nsec)
+		return &null_ops;
+	return c->memory_backed || c->nr_bad ? &null_inline_ops : &null_none_ops;
+}
+
 /* ---- the spec ---- */
 
 static int conf_error(const char *key, uint64_t val, const char *expected)
@@ -833,9 +861,7 @@ static int null_open(struct blkring_spec *spec, struct blkring_dev **devp)
 		ret = blkring__null_irq_setup();
 	if (ret)
 		return ret;
-	dev = blkring__dev_alloc(c.irqmode == IRQ_NONE && !c.mbps && !c.memory_backed && !c.nr_bad
-	                             ? &null_none_ops
-	                             : &null_ops);
+	dev = blkring__dev_alloc(null_pick_ops(&c));
 	nd = calloc(1, sizeof(*nd));
 	if (!dev || !nd) {
 		free(dev);
