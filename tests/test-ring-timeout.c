@@ -330,6 +330,79 @@ static void link_timeout_slow_null(void)
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
+/* Waits for all n CQEs at once (no CQE in between takes the owner back into
+ * the ring), within 1 s though the wait allows 5; returns user_data 7's res. */
+static int wait_all(struct blkring *ring, unsigned n)
+{
+	struct __kernel_timespec limit = ms(5000);
+	struct blkring_cqe *cqe;
+	uint64_t start = now_ms();
+	int res = 1;
+
+	CHECK_EQ(blkring_wait_cqes(ring, &cqe, n, &limit, NULL), 0);
+	CHECK(now_ms() - start < 1000);
+	for (unsigned i = 0; i < n; i++) {
+		CHECK_EQ(blkring_peek_cqe(ring, &cqe), 0);
+		if (cqe->user_data == 7)
+			res = cqe->res;
+		blkring_cqe_seen(ring, cqe);
+	}
+	return res;
+}
+
+/* A device whose reads end on its thread, 20 ms after they start. */
+static void slow_ring(struct blkring *ring, struct blkring_dev **dev)
+{
+	*dev = test_open("null:irqmode=timer,completion_nsec=20000000");
+	ring_of(ring, 0);
+	CHECK_EQ(blkring_register_devices(ring, dev, 1), 0);
+}
+
+/* A drained absolute timeout long past starts when the read before it
+ * ends, inside the wait that would sleep next: it fires before that sleep. */
+static void timeout_abs_past_at_start(void)
+{
+	struct __kernel_timespec zero = {0, 0};
+	struct blkring_sqe *sqe;
+	struct blkring_dev *dev;
+	struct blkring ring;
+
+	slow_ring(&ring, &dev);
+	blkring_prep_read(ring_sqe(&ring), 0, buf, sizeof(buf), 0);
+	sqe = ring_sqe(&ring);
+	blkring_prep_timeout(sqe, &zero, 0, BLKRING_TIMEOUT_ABS);
+	sqe->flags |= BLKRING_SQE_IO_DRAIN;
+	sqe->user_data = 7;
+	CHECK_EQ(blkring_submit(&ring), 2);
+	CHECK_EQ(wait_all(&ring, 2), -ETIME);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
+/* A count completed by a CQE posted after the timeouts were looked at (the
+ * NOP a read's end starts, in the same entry) ends the timeout before the
+ * owner sleeps again, not at its time. */
+static void timeout_count_at_start(void)
+{
+	struct __kernel_timespec far = ms(10000);
+	struct blkring_sqe *sqe;
+	struct blkring_dev *dev;
+	struct blkring ring;
+
+	slow_ring(&ring, &dev);
+	sqe = ring_sqe(&ring);
+	blkring_prep_timeout(sqe, &far, 2, 0);
+	sqe->user_data = 7;
+	sqe = ring_sqe(&ring);
+	blkring_prep_read(sqe, 0, buf, sizeof(buf), 0);
+	sqe->flags |= BLKRING_SQE_IO_LINK;
+	blkring_prep_nop(ring_sqe(&ring));
+	CHECK_EQ(blkring_submit(&ring), 3);
+	CHECK_EQ(wait_all(&ring, 3), 0);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+}
+
 /* A file through the kernel's io_uring: its reads end first. */
 static void link_timeout_file(void)
 {
@@ -399,6 +472,8 @@ int main(int argc, char **argv)
 	    {"ring-timeout-iopoll", timeout_iopoll, 20},
 	    {"ring-timeout-remove-update", timeout_remove_update, 20},
 	    {"ring-timeout-exit", timeout_exit, 20},
+	    {"ring-timeout-abs-past-at-start", timeout_abs_past_at_start, 20},
+	    {"ring-timeout-count-at-start", timeout_count_at_start, 20},
 	    {"ring-link-timeout-plain", link_timeout_plain, 20},
 	    {"ring-link-timeout-defer", link_timeout_defer, 20},
 	    {"ring-link-timeout-sqpoll", link_timeout_sqpoll, 20},

@@ -388,6 +388,8 @@ int blkring__sq_park(struct blkring__ctx *ctx);
 void blkring__sq_unpark(struct blkring__ctx *ctx);
 /* timeout.c */
 void blkring__timeouts_run(struct blkring__ctx *ctx);
+/* Whether an armed timeout's time or count has come. */
+bool blkring__timeouts_due(const struct blkring__ctx *ctx);
 /* The earliest armed deadline (CLOCK_MONOTONIC ns), 0 for none. */
 uint64_t blkring__timeouts_next(struct blkring__ctx *ctx);
 void blkring__timeouts_cancel(struct blkring__ctx *ctx);

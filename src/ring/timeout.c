@@ -55,7 +55,7 @@ static int deadline_of(uint64_t uts, unsigned flags, uint64_t *deadline)
 		return 0;
 	}
 	if (clk == CLOCK_MONOTONIC) {
-		*deadline = t;
+		*deadline = t ? t : 1; /* 0 is blkring__timeouts_next()'s "none" */
 		return 0;
 	}
 	now = clock_ns(clk);
@@ -184,6 +184,16 @@ void blkring__timeouts_run(struct blkring__ctx *ctx)
 			blkring__req_post(ctx, t, now >= t->tm.deadline ? -ETIME : 0);
 		next = ctx->timeouts; /* posting may have changed the list */
 	}
+}
+
+bool blkring__timeouts_due(const struct blkring__ctx *ctx)
+{
+	uint64_t now = blkring__now_ns();
+
+	for (const struct blkring_req *t = ctx->timeouts; t; t = t->tm.next)
+		if (due(ctx, t, now))
+			return true;
+	return false;
 }
 
 uint64_t blkring__timeouts_next(struct blkring__ctx *ctx)

@@ -148,6 +148,10 @@ static int get_cqe(struct blkring *ring, struct blkring_cqe **cqe_ptr, unsigned 
 			return 0;
 		if (!wait_nr)
 			return -EAGAIN;
+		/* What the entry started may have armed a timeout that is due
+		 * (its time past, its count complete): it fires, not sleeps. */
+		if (unlikely(ctx->timeouts) && blkring__timeouts_due(ctx))
+			continue;
 		ctx->wait_sigmask = sigmask;
 		bound = sleep_bound(ctx, ts ? &deadline : NULL, &first);
 		ret = wait_sleep(ctx, wait_nr - ready, bound);
