@@ -27,14 +27,18 @@ check header_bs '[[ $(header "$T/fio.out" | wc -l) == 3 && $(header "$T/fio.out"
 # SIGTERM (a background job's SIGINT is ignored under a script): both
 # print the results so far and exit 128.
 term_rc() {
-	local pid cgt
+	local pid cgt blk
 	"$@" >"$T/sig.out" 2>"$T/sig.err" &
 	pid=$!
-	# The signal goes once the program handles SIGTERM (SigCgt bit 14), so
-	# a slow start on a loaded machine does not make it the default action.
+	# The signal goes once the program handles SIGTERM, so a slow start on
+	# a loaded machine does not make it the default action: bit 14 of
+	# SigCgt (fio's handler) or of SigBlk (blkring blocks it before any
+	# thread exists and reads it from a signalfd; a signal blocked from
+	# the start waits there even before the signalfd is made).
 	for _ in $(seq 100); do
 		cgt=$(sed -n 's/^SigCgt:\t//p' /proc/$pid/status 2>/dev/null)
-		[[ -n $cgt ]] && (((16#$cgt >> 14) & 1)) && break
+		blk=$(sed -n 's/^SigBlk:\t//p' /proc/$pid/status 2>/dev/null)
+		[[ -n $cgt && -n $blk ]] && ((((16#$cgt | 16#$blk) >> 14) & 1)) && break
 		sleep 0.05
 	done
 	sleep 0.3
