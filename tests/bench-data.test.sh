@@ -18,12 +18,13 @@ have_fio=1
 command -v fio >/dev/null || have_fio=0
 
 # write_both NAME OPTIONS...: the same 8 MiB sequential 4k write job by
-# fio ($T/NAME.fio) and blkring ($T/NAME.blk); false when either fails.
+# fio ($T/NAME.fio, a reference run done once for every tree: fio_ref)
+# and blkring ($T/NAME.blk); false when either fails.
 write_both() {
 	local name=$1
 	shift
-	fio --name=t --filename="$T/$name.fio" --size=8M --bs=4k --rw=write --ioengine=psync \
-		"$@" --output=/dev/null 2>"$T/err.fio" &&
+	fio_ref "$name" "$name.fio" -- --name=t --filename="$T/$name.fio" --size=8M --bs=4k \
+		--rw=write --ioengine=psync "$@" --output=/dev/null 2>"$T/err.fio" &&
 		"$B" bench --name=t --filename="file:$T/$name.blk,size=8M" --bs=4k --rw=write "$@" \
 			--output=/dev/null 2>"$T/err.blk"
 }

@@ -19,13 +19,15 @@ truncate -s 64M "$F"
 
 # run WHO DIR ARGS...: WHO (fio or blkring) runs job a in $T/DIR (made
 # empty), its logs named there with the prefix "x"; stdout to DIR/out.
+# fio's is a reference run (fio_ref), done once for every tree.
 run() {
-	local who=$1 dir=$T/$2
+	local who=$1 name=$2 dir=$T/$2
 	shift 2
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	if [[ $who == fio ]]; then
-		(cd "$dir" && fio --name=a --filename="$F" --ioengine=psync "$@" >out 2>err)
+		(cd "$dir" && fio_ref "$name" "$name/x_*" -- --name=a --filename="$F" --ioengine=psync \
+			"$@" >out 2>err)
 	else
 		(cd "$dir" && "$B" bench --name=a --filename="$F" --ioengine=psync "$@" >out 2>err)
 	fi
@@ -293,7 +295,7 @@ for d in ("kbf.fio", "kbf.b", "kbi.fio", "kbi.b"):
 '
 if needs_fio kb_base_sizes; then
 	mkdir -p "$T/kbf.fio" "$T/kbf.b"
-	fio --output-format=json "$T/kb.fio" >"$T/kbf.fio/out" 2>&1
+	fio_ref kb_base -- --output-format=json "$T/kb.fio" >"$T/kbf.fio/out" 2>&1
 	"$B" bench --output-format=json "$T/kb.fio" >"$T/kbf.b/out" 2>&1
 	both kbi --rw=read --bs=64KiB --size=8MiB --output-format=json
 	py kb_base_sizes "$KB"

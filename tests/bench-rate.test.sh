@@ -62,8 +62,8 @@ assert 0.8 < cv(f[2]) < hi, ("poisson", cv(f[2]))
 py rate_iops_linear_and_poisson "hi = 1.5$GAPS"'assert cv(f[1]) < 0.6, ("linear", cv(f[1]))' \
 	"$T/rate.json" "$T/r_clat.3.log" "$T/r_clat.4.log"
 if ((HAVE_FIO)); then
-	fio --ioengine=null "${RATE[@]}" --write_lat_log="$T/f" "${JOBS[@]}" >"$T/frate.json" \
-		2>"$T/err"
+	fio_ref rate 'f_*.log' -- --ioengine=null "${RATE[@]}" --write_lat_log="$T/f" "${JOBS[@]}" \
+		>"$T/frate.json" 2>"$T/err"
 	py fio_rate_iops_linear_and_poisson "hi = 3.0$GAPS" "$T/frate.json" "$T/f_clat.3.log" \
 		"$T/f_clat.4.log"
 fi
@@ -111,7 +111,7 @@ for n in f:
 "$B" bench --filename=$FLOW_DEV "${FLOW[@]}" --flow_sleep=100 >"$T/flow_sleep.json" 2>>"$T/err"
 py flow_ratio "$RATIO" "$T/flow.json" "$T/flow_sleep.json"
 if ((HAVE_FIO)); then
-	fio --thread --ioengine=null "${FLOW[@]}" >"$T/fflow.json" 2>"$T/err"
+	fio_ref flow -- --thread --ioengine=null "${FLOW[@]}" >"$T/fflow.json" 2>"$T/err"
 	py fio_flow_ratio "$RATIO" "$T/fflow.json"
 fi
 
@@ -171,14 +171,16 @@ else
 	"$SB" serve "$LAT_DEV" --socket="$T/s.sock" >"$T/uri" 2>"$T/serve.err" &
 	SPID=$!
 	for _ in $(seq 200); do [[ -s $T/uri ]] && break; sleep 0.05; done
+	# fio_depth FIO...: the depth fio settles on, FIO (fio_ref NAME -- or
+	# fio) running the job; a second try is always a new run.
 	fio_depth() {
-		fio "${LAT[@]}" --ioengine=nbd --uri="$(cat "$T/uri")" 2>/dev/null |
+		"$@" "${LAT[@]}" --ioengine=nbd --uri="$(cat "$T/uri")" 2>/dev/null |
 			sed -n '/^{/,$p' >"$T/flat.json"
 		field "$T/flat.json" latency_depth
 	}
 	near() { [[ $1 =~ ^[0-9]+$ && $depth =~ ^[0-9]+$ ]] && (($1 - depth <= 1 && depth - $1 <= 1)); }
-	fdepth=$(fio_depth)
-	near "$fdepth" || fdepth="$fdepth $(fio_depth)"
+	fdepth=$(fio_depth fio_ref latency_target --)
+	near "$fdepth" || fdepth="$fdepth $(fio_depth fio)"
 	if near "${fdepth##* }" || ! { [[ ${fdepth##* } == 1 ]] || late "$T/lat.json"; }; then
 		check fio_latency_target_depth 'near "${fdepth##* }"' \
 			"blkring settled on $depth, fio on $fdepth"
@@ -201,7 +203,7 @@ check latency_target_sync_ends 'grep -qxF "$LAT_LINE" "$T/ylat.out" &&
 	grep -qE "^   READ: .*run=(2[0-9][0-9]|3[0-9][0-9])-" "$T/ylat.out"' \
 	"$(grep -E "latency   :|READ:" "$T/ylat.out")"
 if ((HAVE_FIO)); then
-	fio "${SYNC_LAT[@]}" --filename="$T/ylat.file" >"$T/fylat.out" 2>"$T/err"
+	fio_ref sync_lat -- "${SYNC_LAT[@]}" --filename="$T/ylat.file" >"$T/fylat.out" 2>"$T/err"
 	check fio_latency_target_sync_ends 'grep -qxF "$LAT_LINE" "$T/fylat.out" &&
 		grep -qE "^   READ: .*run=(2[0-9][0-9]|3[0-9][0-9])-" "$T/fylat.out"' \
 		"$(grep -E "latency   :|READ:" "$T/fylat.out")"
@@ -266,7 +268,8 @@ j = json.load(open(f[0]))["jobs"][0]
 assert j["steadystate"]["attained"] == 1 and 2900 <= j["job_runtime"] <= 3600, (
     j["steadystate"], j["job_runtime"])' "$T/ssr.json"
 if ((HAVE_FIO)); then
-	fio --name=s --ioengine=null "${SS[@]}" --runtime=5 --ss=iops:20% >"$T/fss.json" 2>"$T/err"
+	fio_ref ss -- --name=s --ioengine=null "${SS[@]}" --runtime=5 --ss=iops:20% >"$T/fss.json" \
+		2>"$T/err"
 	py fio_steadystate_keys "$SS_KEYS"'
 a, b = (json.load(open(n))["jobs"][0] for n in f)
 assert keys(a) == keys(b), (keys(a), keys(b))
@@ -286,7 +289,7 @@ for n in f:
     assert all(abs(v - 20000) < 1000 for v in s["data"]["iops"]), (n, s["data"])
 '
 if ((HAVE_FIO)); then
-	fio --ioengine=null "${SSG[@]}" >"$T/fssg.json" 2>"$T/err"
+	fio_ref ssg -- --ioengine=null "${SSG[@]}" >"$T/fssg.json" 2>"$T/err"
 	py steadystate_group "$SSG_CHECK" "$T/ssg.json" "$T/fssg.json"
 else
 	py steadystate_group "$SSG_CHECK" "$T/ssg.json"
