@@ -64,7 +64,7 @@ fio_ref() {
 		cd "$T" || exit 1
 		shopt -s nullglob
 		for f in "${files[@]}"; do
-			# shellcheck disable=SC2206 # the FILEs are globs
+			# shellcheck disable=SC2086 # the FILEs are globs
 			set -- $f
 			(($# == 0)) || cp -a --parents -- "$@" "$tmp/files/" || exit 1
 		done
