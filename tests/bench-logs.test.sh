@@ -32,12 +32,28 @@ run() {
 		(cd "$dir" && "$B" bench --name=a --filename="$F" --ioengine=psync "$@" >out 2>err)
 	fi
 }
-# both NAME ARGS...: fio in $T/NAME.fio, blkring in $T/NAME.b.
+# both NAME ARGS...: fio in $T/NAME.fio, blkring in $T/NAME.b, side by
+# side: the jobs compared on their speed are held to a rate (a few per
+# cent of a core), the others on what they report.
 both() {
 	local name=$1
 	shift
-	run fio "$name.fio" "$@"
+	fio_beside "$name.fio" "$@"
 	run blkring "$name.b" "$@"
+	fio_done
+}
+# fio_beside DIR ARGS...: `run fio DIR ARGS` in the background, when fio
+# is installed, beside blkring's next run; fio_done waits for it.
+FPID=
+fio_beside() {
+	FPID=
+	((HAVE_FIO)) || return 0
+	run fio "$@" &
+	FPID=$!
+}
+fio_done() {
+	[[ -z $FPID ]] || wait "$FPID"
+	FPID=
 }
 # py NAME CHECK: PASS when the Python CHECK passes; log(dir, file) reads a
 # log as lists of ints, D is $T.
@@ -146,10 +162,11 @@ assert sum(total) >= sum(1 for c in clats if c[0] < h[-1][0]), (sum(total), h[-1
 '
 HIST_ARGS=(--rw=read --rate_iops=500 --time_based --runtime=1200ms --write_hist_log=x
 	--log_hist_msec=250 --write_lat_log=x)
+fio_beside hist.fio "${HIST_ARGS[@]}"
 run blkring hist.b "${HIST_ARGS[@]}"
+fio_done
 py hist_log_buckets "N = 'hist.b'$HIST"
 if needs_fio hist_log_fio; then
-	run fio hist.fio "${HIST_ARGS[@]}"
 	py hist_log_fio_buckets "N = 'hist.fio'$HIST"
 	py hist_log_fio '
 a, b = log("hist.fio", "x_clat_hist.1.log"), log("hist.b", "x_clat_hist.1.log")
@@ -174,12 +191,14 @@ for d, top in (("max" + W, True), ("mean" + W, False)):
 '
 MAX_ARGS=(--rw=read --rate_iops=1000 --time_based --runtime=1 --log_avg_msec=100 --write_lat_log=x
 	--output-format=json)
+fio_beside max.fio "${MAX_ARGS[@]}" --log_max_value=1
 run blkring max.b "${MAX_ARGS[@]}" --log_max_value=1
+fio_done
+fio_beside mean.fio "${MAX_ARGS[@]}"
 run blkring mean.b "${MAX_ARGS[@]}"
+fio_done
 py log_max_value "W = '.b'$MAXV"
 if needs_fio log_max_value_fio; then
-	run fio max.fio "${MAX_ARGS[@]}" --log_max_value=1
-	run fio mean.fio "${MAX_ARGS[@]}"
 	py log_max_value_fio "W = '.fio'$MAXV"
 fi
 
