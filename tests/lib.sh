@@ -76,11 +76,16 @@ fio_ref() {
 	rm -rf "$tmp"
 	return "$rc"
 }
-# _fio_ref_subst FILE FROM TO: FILE's bytes with every FROM made TO.
+# _fio_ref_subst FILE FROM TO: FILE with every FROM (a path) made TO.
 _fio_ref_subst() {
-	python3 -c 'import sys
-d = open(sys.argv[1], "rb").read()
-sys.stdout.buffer.write(d.replace(sys.argv[2].encode(), sys.argv[3].encode()))' "$@"
+	local from to
+	if ! grep -qF -- "$2" "$1"; then
+		cat "$1"
+		return
+	fi
+	from=$(printf '%s' "$2" | sed 's/[]\/$*.^[]/\\&/g')
+	to=$(printf '%s' "$3" | sed 's/[\/&]/\\&/g')
+	sed "s/$from/$to/g" "$1"
 }
 
 # The bench tests' cases ($B is the blkring binary, $T a scratch directory).
