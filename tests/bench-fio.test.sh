@@ -339,12 +339,14 @@ took_ms=$((($(date +%s%N) - start_ns) / 1000000))
 check startdelay_waits '[[ $took_ms -ge 1000 ]]' "ran in $took_ms ms"
 
 # rate_iops and rate as fio's linear rate: within 5% of the rate asked,
-# as fio's own run of the same job.
+# as fio's own run of the same job (side by side: 2000 IOPS in all).
 RATE=(--ioengine=null --size=1G --runtime=1500ms --time_based --rw=randread --output-format=json
 	--name=i --rate_iops=1000 --iodepth=4 --name=b --rate=4m --bs=4k)
-fio_ref rate -- "${RATE[@]}" >"$T/fio.rate" 2>"$T/err" &&
-	"$B" bench "${RATE[@]}" >"$T/b.rate" 2>>"$T/err"
+fio_ref rate -- "${RATE[@]}" >"$T/fio.rate" 2>"$T/err" &
+"$B" bench "${RATE[@]}" >"$T/b.rate" 2>"$T/err.b"
 rc=$?
+wait $! || rc=$?
+cat "$T/err.b" >>"$T/err"
 why=$(python3 - "$T/fio.rate" "$T/b.rate" <<'PY' 2>&1
 import json, sys
 for f in sys.argv[1:3]:
