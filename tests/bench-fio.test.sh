@@ -19,7 +19,7 @@ fi
 header() { sed -n '/^[a-c]: (g=0)/s/ioengine=[a-z_]*, //p' "$1"; }
 HDR=(--rw=randrw --size=64k --rwmixread=70% --name=a --bs=8k,,16k --name=b --bs=,8k --name=c
 	--bs=16k,)
-fio --ioengine=null "${HDR[@]}" >"$T/fio.out" 2>&1
+fio_ref header -- --ioengine=null "${HDR[@]}" >"$T/fio.out" 2>&1
 "$B" bench --filename=null:size=64k "${HDR[@]}" >"$T/b.out" 2>&1
 check header_bs '[[ $(header "$T/fio.out" | wc -l) == 3 && $(header "$T/fio.out") == "$(header "$T/b.out")" ]]' \
 	"fio: $(header "$T/fio.out"); blkring: $(header "$T/b.out")"
@@ -27,14 +27,18 @@ check header_bs '[[ $(header "$T/fio.out" | wc -l) == 3 && $(header "$T/fio.out"
 # SIGTERM (a background job's SIGINT is ignored under a script): both
 # print the results so far and exit 128.
 term_rc() {
-	local pid cgt
+	local pid cgt blk
 	"$@" >"$T/sig.out" 2>"$T/sig.err" &
 	pid=$!
-	# The signal goes once the program handles SIGTERM (SigCgt bit 14), so
-	# a slow start on a loaded machine does not make it the default action.
+	# The signal goes once the program handles SIGTERM, so a slow start on
+	# a loaded machine does not make it the default action: bit 14 of
+	# SigCgt (fio's handler) or of SigBlk (blkring blocks it before any
+	# thread exists and reads it from a signalfd; a signal blocked from
+	# the start waits there even before the signalfd is made).
 	for _ in $(seq 100); do
 		cgt=$(sed -n 's/^SigCgt:\t//p' /proc/$pid/status 2>/dev/null)
-		[[ -n $cgt ]] && (((16#$cgt >> 14) & 1)) && break
+		blk=$(sed -n 's/^SigBlk:\t//p' /proc/$pid/status 2>/dev/null)
+		[[ -n $cgt && -n $blk ]] && ((((16#$cgt | 16#$blk) >> 14) & 1)) && break
 		sleep 0.05
 	done
 	sleep 0.3
@@ -71,11 +75,12 @@ for f in sys.argv[1:]:
 PY
 G=(--numjobs=2 --runtime=1100ms --time_based --output-format=json)
 # fio's and blkring's runs side by side (each document is checked against itself).
-fio --name=a --ioengine=null --size=1G "${G[@]}" --group_reporting >"$T/fio.g" 2>"$T/err" &
+fio_ref group -- --name=a --ioengine=null --size=1G "${G[@]}" --group_reporting >"$T/fio.g" \
+	2>"$T/err" &
 "$B" bench --name=a --filename=null:irqmode=none "${G[@]}" --group_reporting >"$T/b.g" 2>>"$T/err"
 rc=$?
 wait $! || rc=$?
-fio --name=a --ioengine=null --size=1G "${G[@]}" >"$T/fio.s" 2>>"$T/err" &
+fio_ref separate -- --name=a --ioengine=null --size=1G "${G[@]}" >"$T/fio.s" 2>>"$T/err" &
 "$B" bench --name=a --filename=null:irqmode=none "${G[@]}" >"$T/b.s" 2>>"$T/err" || rc=$?
 wait $! || rc=$?
 why=$(python3 "$T/group.py" "$T/fio" "$T/b" 2>&1)
@@ -145,7 +150,7 @@ for x, y in zip(fio['jobs'], ours['jobs']):
         problems.append(x['jobname'] + ' sync')
 print('; '.join(problems))
 PY
-fio --output-format=json "$T/both.fio" >"$T/fio.json" 2>"$T/err" &&
+fio_ref jobfile -- --output-format=json "$T/both.fio" >"$T/fio.json" 2>"$T/err" &&
 	"$B" bench --output-format=json "$T/both.fio" >"$T/b.json" 2>>"$T/err"
 rc=$?
 why=$(python3 "$T/same.py" "$T/fio.json" "$T/b.json" 2>&1)
@@ -154,7 +159,7 @@ check jobfile_same_json '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 200 "$T
 # --showcmd: the job files as one command line, as fio writes it.
 printf '[global]\nsize=1M\nioengine=null\ntime_based\nruntime=100ms\n[a]\niodepth=2\n[b]\nrw=randread\n' \
 	>"$T/show.fio"
-f=$(fio --showcmd "$T/show.fio" | sed 's/^fio //; s/ *$//')
+f=$(fio_ref showcmd -- --showcmd "$T/show.fio" | sed 's/^fio //; s/ *$//')
 b=$("$B" bench --showcmd "$T/show.fio" | sed 's/^blkring bench //')
 check showcmd '[[ -n $f && $f == "$b" ]]' "fio: $f; blkring: $b"
 
@@ -167,12 +172,13 @@ printf '[global]\nsize=64k ; why\nioengine=null\n[a]\ninclude sub.fio\nbs=${BLKR
 printf 'iodepth=2#y\n' >"$T/inc/sub.fio"
 printf '[b]\nioengine=null\nsize=64k\n[c]\nioengine=null\nsize=64k\n' >"$T/second.fio"
 export BLKRING_T_BS=8k
-f=$(fio --showcmd "$T/inc/main.fio" | sed 's/^fio //; s/ *$//')
+f=$(fio_ref showcmd_include -- --showcmd "$T/inc/main.fio" | sed 's/^fio //; s/ *$//')
 b=$("$B" bench --showcmd "$T/inc/main.fio" | sed 's/^blkring bench //')
 check jobfile_include_env_comments '[[ $f == "--size=64k --ioengine=null --name=a --iodepth=2 --bs=8k --rw=read" && $f == "$b" ]]' \
 	"fio: $f; blkring: $b"
 groups() { python3 -c "import json, sys; print([(j['jobname'], j['groupid']) for j in json.load(sys.stdin)['jobs']])"; }
-f=$(fio --output-format=json "$T/inc/main.fio" "$T/second.fio" 2>/dev/null | groups)
+f=$(fio_ref jobfiles -- --output-format=json "$T/inc/main.fio" "$T/second.fio" 2>/dev/null |
+	groups)
 b=$("$B" bench --output-format=json "$T/inc/main.fio" "$T/second.fio" 2>/dev/null | groups)
 check jobfiles_grouped '[[ $f == "[('\''a'\'', 0), ('\''b'\'', 1), ('\''c'\'', 1)]" && $f == "$b" ]]' \
 	"fio: $f; blkring: $b"
@@ -183,7 +189,7 @@ check jobfiles_grouped '[[ $f == "[('\''a'\'', 0), ('\''b'\'', 1), ('\''c'\'', 1
 # decides nothing (name, group, error, KiB moved, percentile names).
 TERSE=(--ioengine=null --size=256k --name=r --rw=read --lat_percentiles=1 --name=w --rw=write
 	--stonewall --continue_on_error=all --percentile_list=50:99)
-fio --minimal "${TERSE[@]}" >"$T/fio.terse" 2>"$T/err" &&
+fio_ref terse -- --minimal "${TERSE[@]}" >"$T/fio.terse" 2>"$T/err" &&
 	"$B" bench --minimal "${TERSE[@]}" >"$T/b.terse" 2>>"$T/err"
 rc=$?
 cat >"$T/terse.py" <<'PY'
@@ -213,7 +219,8 @@ check terse_v3_fields '[[ $rc == 0 && -z $why && $(wc -l <"$T/b.terse") == 2 ]]'
 markers() {
 	grep -aoE '^(a: \(g=0\)|Starting|3;|\{|\}|a: \(groupid|Run status)' "$1" | tr '\n' ' '
 }
-fio --output-format=normal,json,terse --name=a --ioengine=null --size=64k >"$T/fio.out" 2>&1
+fio_ref formats -- --output-format=normal,json,terse --name=a --ioengine=null --size=64k \
+	>"$T/fio.out" 2>&1
 "$B" bench --output-format=normal,json,terse --name=a --ioengine=null --size=64k \
 	>"$T/b.out" 2>/dev/null
 check formats_combined '[[ $(markers "$T/fio.out") == "$(markers "$T/b.out")" ]] &&
@@ -237,7 +244,7 @@ for f in sys.argv[1:]:
 PY
 SI=(--name=a --ioengine=null --size=1G --runtime=1000ms --time_based --status-interval=300ms
 	--output-format=json)
-fio "${SI[@]}" >"$T/fio.si" 2>"$T/err" &
+fio_ref status_interval -- "${SI[@]}" >"$T/fio.si" 2>"$T/err" &
 "$B" bench "${SI[@]}" >"$T/b.si" 2>>"$T/err"
 rc=$?
 wait $! || rc=$?
@@ -304,7 +311,7 @@ check layout_files '[[ $rc == 0 && $f == "$b" && $f == *new1.dat\ 1048576* && $f
 # in all three outputs, the same I/O counts, and a delay outside runtime.
 DESC=(--ioengine=null --size=1M --description="two words" --name=l --loops=3 --name=n
 	--rw=randrw --number_ios=50 --loops=2 --name=d --startdelay=300ms)
-fio --output-format=json "${DESC[@]}" >"$T/fio.desc" 2>"$T/err" &&
+fio_ref desc -- --output-format=json "${DESC[@]}" >"$T/fio.desc" 2>"$T/err" &&
 	"$B" bench --output-format=json "${DESC[@]}" >"$T/b.desc" 2>>"$T/err"
 rc=$?
 why=$(python3 - "$T/fio.desc" "$T/b.desc" <<'PY' 2>&1
@@ -332,11 +339,14 @@ took_ms=$((($(date +%s%N) - start_ns) / 1000000))
 check startdelay_waits '[[ $took_ms -ge 1000 ]]' "ran in $took_ms ms"
 
 # rate_iops and rate as fio's linear rate: within 5% of the rate asked,
-# as fio's own run of the same job.
+# as fio's own run of the same job (side by side: 2000 IOPS in all).
 RATE=(--ioengine=null --size=1G --runtime=1500ms --time_based --rw=randread --output-format=json
 	--name=i --rate_iops=1000 --iodepth=4 --name=b --rate=4m --bs=4k)
-fio "${RATE[@]}" >"$T/fio.rate" 2>"$T/err" && "$B" bench "${RATE[@]}" >"$T/b.rate" 2>>"$T/err"
+fio_ref rate -- "${RATE[@]}" >"$T/fio.rate" 2>"$T/err" &
+"$B" bench "${RATE[@]}" >"$T/b.rate" 2>"$T/err.b"
 rc=$?
+wait $! || rc=$?
+cat "$T/err.b" >>"$T/err"
 why=$(python3 - "$T/fio.rate" "$T/b.rate" <<'PY' 2>&1
 import json, sys
 for f in sys.argv[1:3]:
@@ -356,7 +366,7 @@ check fio_rate_iops_and_rate '[[ $rc == 0 && -z $why ]]' "exit $rc: $(head -c 20
 THINK=(--ioengine=null --size=1G --runtime=1 --time_based --rw=randread --output-format=json
 	--name=t --thinktime=10ms --name=b --thinktime=10000 --thinktime_blocks=8 --iodepth=8)
 SPIN=(--name=s --thinktime=10ms --thinktime_spin=5ms)
-FIO_TIMEOUT=15 fio "${THINK[@]}" >"$T/fio.think" 2>"$T/err" &&
+FIO_TIMEOUT=15 fio_ref thinktime -- "${THINK[@]}" >"$T/fio.think" 2>"$T/err" &&
 	"$B" bench "${THINK[@]}" "${SPIN[@]}" >"$T/b.think" 2>>"$T/err"
 rc=$?
 why=$(python3 - "$T/fio.think" "$T/b.think" <<'PY' 2>&1
@@ -374,7 +384,7 @@ check fio_thinktime '[[ $rc == 0 && -z $why ]]' "exit $rc: ${why##*$'\n'} ($(hea
 # ones before (a stonewall waits), numbered as fio numbers them.
 NG=(--ioengine=null --size=1G --time_based --runtime=400ms --name=a --name=b --new_group
 	--name=c --stonewall --name=d --new_group)
-f=$(fio --output-format=json "${NG[@]}" 2>/dev/null | groups)
+f=$(fio_ref new_group -- --output-format=json "${NG[@]}" 2>/dev/null | groups)
 start_ns=$(date +%s%N)
 b=$("$B" bench --output-format=json "${NG[@]}" 2>/dev/null | groups)
 took_ms=$((($(date +%s%N) - start_ns) / 1000000))
@@ -389,7 +399,7 @@ EA=(--exitall --ioengine=null --name=a --size=64k --name=b --size=1G --time_base
 ea() { sed -n '/^{/,$p' | python3 -c "import json, sys
 print([(j['jobname'], j['read']['total_ios'] if j['jobname'] != 'b' else '-',
         j['read']['runtime'] < 2000) for j in json.load(sys.stdin)['jobs']])"; }
-f=$(timeout 60 fio "${EA[@]}" 2>/dev/null | ea)
+f=$(FIO_TIMEOUT=60 fio_ref exitall -- "${EA[@]}" 2>/dev/null | ea)
 b=$(timeout 60 "$B" bench "${EA[@]}" 2>/dev/null | ea)
 check exitall '[[ ${f%%", ('\''c'\''"*} == "${b%%", ('\''c'\''"*}" &&
 	$b == "[('\''a'\'', 16, True), ('\''b'\'', '\''-'\'', True), ('\''c'\'', 16, True)]" ]]' \
@@ -398,7 +408,8 @@ check exitall '[[ ${f%%", ('\''c'\''"*} == "${b%%", ('\''c'\''"*}" &&
 # gtod_reduce, disable_clat and disable_lat leave out what fio leaves out:
 # the same clat and lat entries measured or not, with percentiles or not.
 for a in --gtod_reduce=1 --disable_clat=1 --disable_lat=1; do
-	fio --name=x "$a" --ioengine=null --size=1M --output-format=json >"$T/fio.lat" 2>/dev/null
+	fio_ref lat -- --name=x "$a" --ioengine=null --size=1M --output-format=json >"$T/fio.lat" \
+		2>/dev/null
 	"$B" bench --name=x "$a" --ioengine=null --size=1M --output-format=json >"$T/b.lat" 2>/dev/null
 	why=$(python3 - "$T/fio.lat" "$T/b.lat" <<'PY' 2>&1
 import json, sys
@@ -422,7 +433,8 @@ total() { python3 -c "import json, sys
 print(sum(j[d]['total_ios'] for j in json.load(sys.stdin)['jobs'] for d in ('read', 'write')))"; }
 for a in "--rw=read" "--rw=randrw" "--nrfiles=2 --directory=$T/iosz"; do
 	# shellcheck disable=SC2086
-	f=$(fio --name=x --io_size=2M --size=1M --ioengine=null $a --output-format=json 2>/dev/null | total)
+	f=$(fio_ref io_size 'iosz/*' -- --name=x --io_size=2M --size=1M --ioengine=null $a \
+		--output-format=json 2>/dev/null | total)
 	# shellcheck disable=SC2086
 	b=$("$B" bench --name=x --io_size=2M --size=1M --ioengine=null $a --output-format=json 2>/dev/null |
 		total)

@@ -19,23 +19,41 @@ truncate -s 64M "$F"
 
 # run WHO DIR ARGS...: WHO (fio or blkring) runs job a in $T/DIR (made
 # empty), its logs named there with the prefix "x"; stdout to DIR/out.
+# fio's is a reference run (fio_ref), done once for every tree.
 run() {
-	local who=$1 dir=$T/$2
+	local who=$1 name=$2 dir=$T/$2
 	shift 2
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	if [[ $who == fio ]]; then
-		(cd "$dir" && fio --name=a --filename="$F" --ioengine=psync "$@" >out 2>err)
+		(cd "$dir" && fio_ref "$name" "$name/x_*" -- --name=a --filename="$F" --ioengine=psync \
+			"$@" >out 2>err)
 	else
 		(cd "$dir" && "$B" bench --name=a --filename="$F" --ioengine=psync "$@" >out 2>err)
 	fi
 }
-# both NAME ARGS...: fio in $T/NAME.fio, blkring in $T/NAME.b.
+# both NAME ARGS...: fio in $T/NAME.fio, blkring in $T/NAME.b, side by
+# side: the jobs compared on their speed are held to a rate (a few per
+# cent of a core), the others on what they report.
 both() {
 	local name=$1
 	shift
-	run fio "$name.fio" "$@"
+	fio_beside "$name.fio" "$@"
 	run blkring "$name.b" "$@"
+	fio_done
+}
+# fio_beside DIR ARGS...: `run fio DIR ARGS` in the background, when fio
+# is installed, beside blkring's next run; fio_done waits for it.
+FPID=
+fio_beside() {
+	FPID=
+	((HAVE_FIO)) || return 0
+	run fio "$@" &
+	FPID=$!
+}
+fio_done() {
+	[[ -z $FPID ]] || wait "$FPID"
+	FPID=
 }
 # py NAME CHECK: PASS when the Python CHECK passes; log(dir, file) reads a
 # log as lists of ints, D is $T.
@@ -144,10 +162,11 @@ assert sum(total) >= sum(1 for c in clats if c[0] < h[-1][0]), (sum(total), h[-1
 '
 HIST_ARGS=(--rw=read --rate_iops=500 --time_based --runtime=1200ms --write_hist_log=x
 	--log_hist_msec=250 --write_lat_log=x)
+fio_beside hist.fio "${HIST_ARGS[@]}"
 run blkring hist.b "${HIST_ARGS[@]}"
+fio_done
 py hist_log_buckets "N = 'hist.b'$HIST"
 if needs_fio hist_log_fio; then
-	run fio hist.fio "${HIST_ARGS[@]}"
 	py hist_log_fio_buckets "N = 'hist.fio'$HIST"
 	py hist_log_fio '
 a, b = log("hist.fio", "x_clat_hist.1.log"), log("hist.b", "x_clat_hist.1.log")
@@ -172,12 +191,14 @@ for d, top in (("max" + W, True), ("mean" + W, False)):
 '
 MAX_ARGS=(--rw=read --rate_iops=1000 --time_based --runtime=1 --log_avg_msec=100 --write_lat_log=x
 	--output-format=json)
+fio_beside max.fio "${MAX_ARGS[@]}" --log_max_value=1
 run blkring max.b "${MAX_ARGS[@]}" --log_max_value=1
+fio_done
+fio_beside mean.fio "${MAX_ARGS[@]}"
 run blkring mean.b "${MAX_ARGS[@]}"
+fio_done
 py log_max_value "W = '.b'$MAXV"
 if needs_fio log_max_value_fio; then
-	run fio max.fio "${MAX_ARGS[@]}" --log_max_value=1
-	run fio mean.fio "${MAX_ARGS[@]}"
 	py log_max_value_fio "W = '.fio'$MAXV"
 fi
 
@@ -269,14 +290,23 @@ check percentiles_normal 'grep -q "slat percentiles (" "$T/pctn.b/out" && ! grep
 	"$(head -c 300 "$T/pctn.b/out")"
 
 # kb_base and unit_base: the normal output's units as fio's (the rate
-# keeps the numbers, and so the prefixes, alike).
+# keeps the numbers, and so the prefixes, alike).  The four pairs run at
+# once: 2000 IOPS each, a few per cent of a core.
 units() { grep -oE '(BW=|bw=|io=|bw \( *)[0-9.]*[A-Za-z]*(/s)?|\([0-9.]+[A-Za-z]*(/s)?\)' "$1" | sed 's/[0-9.]//g'; }
-for u in "kb_base=1000" "unit_base=1" "kb_base=1000 unit_base=1" "unit_base=8"; do
+UNITS=("kb_base=1000" "unit_base=1" "kb_base=1000 unit_base=1" "unit_base=8")
+pids=()
+for u in "${UNITS[@]}"; do
+	((HAVE_FIO)) || break
 	name=units_${u// /_}
-	needs_fio "$name" || continue
 	args=()
 	for w in $u; do args+=("--$w"); done
-	both "$name" --rw=read --rate_iops=2000 --time_based --runtime=1 "${args[@]}"
+	both "$name" --rw=read --rate_iops=2000 --time_based --runtime=1 "${args[@]}" &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+for u in "${UNITS[@]}"; do
+	name=units_${u// /_}
+	needs_fio "$name" || continue
 	check "$name" 'diff <(units "$T/$name.fio/out") <(units "$T/$name.b/out") >/dev/null &&
 		[[ $(units "$T/$name.b/out" | wc -l) -ge 6 ]]' \
 		"fio: $(units "$T/$name.fio/out" | tr '\n' ' ') blkring: $(units "$T/$name.b/out" | tr '\n' ' ')"
@@ -293,7 +323,7 @@ for d in ("kbf.fio", "kbf.b", "kbi.fio", "kbi.b"):
 '
 if needs_fio kb_base_sizes; then
 	mkdir -p "$T/kbf.fio" "$T/kbf.b"
-	fio --output-format=json "$T/kb.fio" >"$T/kbf.fio/out" 2>&1
+	fio_ref kb_base -- --output-format=json "$T/kb.fio" >"$T/kbf.fio/out" 2>&1
 	"$B" bench --output-format=json "$T/kb.fio" >"$T/kbf.b/out" 2>&1
 	both kbi --rw=read --bs=64KiB --size=8MiB --output-format=json
 	py kb_base_sizes "$KB"

@@ -33,6 +33,21 @@ PY
 	fi
 }
 
+# fio_beside NAME [FILE...] -- ARGS...: fio's reference run (fio_ref) in
+# the background, when fio is installed, beside blkring's next run (the
+# pairs run so are held to a rate or wait on timers); fio_done waits.
+FPID=
+fio_beside() {
+	FPID=
+	((HAVE_FIO)) || return 0
+	fio_ref "$@" &
+	FPID=$!
+}
+fio_done() {
+	[[ -z $FPID ]] || wait "$FPID"
+	FPID=
+}
+
 # ---- rate_iops, linear and poisson ----
 
 # Four jobs side by side: fio's linear rate and its Poisson process at
@@ -57,13 +72,16 @@ for j in jobs[:2]:
     assert abs(j["read"]["iops"] - 1000) < 50, (j["jobname"], j["read"]["iops"])
 assert 0.8 < cv(f[2]) < hi, ("poisson", cv(f[2]))
 '
+# fio's run goes beside blkring's (side by side, the five jobs take a few
+# per cent of a core).
+fio_beside rate 'f_*.log' -- --ioengine=null "${RATE[@]}" --write_lat_log="$T/f" "${JOBS[@]}" \
+	>"$T/frate.json" 2>"$T/ferr"
 "$B" bench --filename=$FAST "${RATE[@]}" --write_lat_log="$T/r" "${JOBS[@]}" >"$T/rate.json" \
 	2>"$T/err"
+fio_done
 py rate_iops_linear_and_poisson "hi = 1.5$GAPS"'assert cv(f[1]) < 0.6, ("linear", cv(f[1]))' \
 	"$T/rate.json" "$T/r_clat.3.log" "$T/r_clat.4.log"
 if ((HAVE_FIO)); then
-	fio --ioengine=null "${RATE[@]}" --write_lat_log="$T/f" "${JOBS[@]}" >"$T/frate.json" \
-		2>"$T/err"
 	py fio_rate_iops_linear_and_poisson "hi = 3.0$GAPS" "$T/frate.json" "$T/f_clat.3.log" \
 		"$T/f_clat.4.log"
 fi
@@ -73,7 +91,12 @@ fi
 # A device of 100 IOPS (10 ms each at depth 1) misses rate_iops_min=500: as
 # fio, the first window counts after 2 s, and the job fails with EIO in
 # fio's words once the next rate_cycle (500 ms) is over.
+# Both slow cases wait on timers (no CPU to speak of): side by side.
 SLOW=null:irqmode=timer,completion_nsec=10000000,size=1G
+expect_err_re rate_min_slow_fails 1 "check_min_rate: rate_min=4194304B/s not met, got [0-9]+B/s" \
+	--name=m --filename=$SLOW --rw=read --time_based --runtime=4 --rate_min=4m --rate_cycle=500 \
+	>"$T/slow.out" &
+slow=$!
 start=$(date +%s%N)
 "$B" bench --name=m --filename=$SLOW --rw=read --time_based --runtime=4 --rate_iops_min=500 \
 	--rate_cycle=500 --output-format=json >"$T/min.json" 2>"$T/min.err"
@@ -82,8 +105,8 @@ check rate_iops_min_slow_fails '[[ $rc == 1 && $took -ge 2400 && $took -lt 3800 
 	grep -qE "job .m.: check_min_rate: rate_iops_min=500 not met, got [0-9]+ IOPS: EIO" "$T/min.err" &&
 	[[ $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"jobs\"][0][\"error\"])" \
 		"$T/min.json") == 5 ]]' "exit $rc after $took ms: $(head -c 300 "$T/min.err")"
-expect_err_re rate_min_slow_fails 1 "check_min_rate: rate_min=4194304B/s not met, got [0-9]+B/s" \
-	--name=m --filename=$SLOW --rw=read --time_based --runtime=4 --rate_min=4m --rate_cycle=500
+wait "$slow" || fail rate_min_slow_fails "its shell exited $?"
+cat "$T/slow.out"
 # A fast device meets both over the whole run.
 expect_json rate_min_fast_passes '
 j = d["jobs"][0]
@@ -111,7 +134,7 @@ for n in f:
 "$B" bench --filename=$FLOW_DEV "${FLOW[@]}" --flow_sleep=100 >"$T/flow_sleep.json" 2>>"$T/err"
 py flow_ratio "$RATIO" "$T/flow.json" "$T/flow_sleep.json"
 if ((HAVE_FIO)); then
-	fio --thread --ioengine=null "${FLOW[@]}" >"$T/fflow.json" 2>"$T/err"
+	fio_ref flow -- --thread --ioengine=null "${FLOW[@]}" >"$T/fflow.json" 2>"$T/err"
 	py fio_flow_ratio "$RATIO" "$T/fflow.json"
 fi
 
@@ -171,14 +194,16 @@ else
 	"$SB" serve "$LAT_DEV" --socket="$T/s.sock" >"$T/uri" 2>"$T/serve.err" &
 	SPID=$!
 	for _ in $(seq 200); do [[ -s $T/uri ]] && break; sleep 0.05; done
+	# fio_depth FIO...: the depth fio settles on, FIO (fio_ref NAME -- or
+	# fio) running the job; a second try is always a new run.
 	fio_depth() {
-		fio "${LAT[@]}" --ioengine=nbd --uri="$(cat "$T/uri")" 2>/dev/null |
+		"$@" "${LAT[@]}" --ioengine=nbd --uri="$(cat "$T/uri")" 2>/dev/null |
 			sed -n '/^{/,$p' >"$T/flat.json"
 		field "$T/flat.json" latency_depth
 	}
 	near() { [[ $1 =~ ^[0-9]+$ && $depth =~ ^[0-9]+$ ]] && (($1 - depth <= 1 && depth - $1 <= 1)); }
-	fdepth=$(fio_depth)
-	near "$fdepth" || fdepth="$fdepth $(fio_depth)"
+	fdepth=$(fio_depth fio_ref latency_target --)
+	near "$fdepth" || fdepth="$fdepth $(fio_depth fio)"
 	if near "${fdepth##* }" || ! { [[ ${fdepth##* } == 1 ]] || late "$T/lat.json"; }; then
 		check fio_latency_target_depth 'near "${fdepth##* }"' \
 			"blkring settled on $depth, fio on $fdepth"
@@ -201,7 +226,7 @@ check latency_target_sync_ends 'grep -qxF "$LAT_LINE" "$T/ylat.out" &&
 	grep -qE "^   READ: .*run=(2[0-9][0-9]|3[0-9][0-9])-" "$T/ylat.out"' \
 	"$(grep -E "latency   :|READ:" "$T/ylat.out")"
 if ((HAVE_FIO)); then
-	fio "${SYNC_LAT[@]}" --filename="$T/ylat.file" >"$T/fylat.out" 2>"$T/err"
+	fio_ref sync_lat -- "${SYNC_LAT[@]}" --filename="$T/ylat.file" >"$T/fylat.out" 2>"$T/err"
 	check fio_latency_target_sync_ends 'grep -qxF "$LAT_LINE" "$T/fylat.out" &&
 		grep -qE "^   READ: .*run=(2[0-9][0-9]|3[0-9][0-9])-" "$T/fylat.out"' \
 		"$(grep -E "latency   :|READ:" "$T/fylat.out")"
@@ -244,29 +269,34 @@ def keys(j):
     s = j["steadystate"]
     return sorted(s), sorted(s["data"]), len(s["data"]["iops"]), len(s["data"]["bw"])
 '
+fio_beside ss -- --name=s --ioengine=null "${SS[@]}" --runtime=5 --ss=iops:20% >"$T/fss.json" \
+	2>"$T/ferr"
 "$B" bench --name=s --filename=$FAST "${SS[@]}" --runtime=5 --ss=iops:20% >"$T/ss.json" 2>"$T/err"
+fio_done
 py steadystate_attained "$SS_KEYS"'
 j = json.load(open(f[0]))["jobs"][0]
 s = j["steadystate"]
 assert s["attained"] == 1 and 1900 <= j["job_runtime"] <= 2600, (s, j["job_runtime"])
 assert s["ss"] == "iops:20.000000%" and s["duration"] == 2 and s["criterion"].endswith("%"), s
 assert s["data"]["iops_mean"] == sum(s["data"]["iops"]) // 2, s' "$T/ss.json"
+# ss_ramp=1: as fio, samples count from a second after the ramp (the one
+# taken at 2 s), so the window is full, and steady, at 3 s.  Both runs of
+# 3 s are held to 20000 IOPS (a fifth of a core or less): side by side.
+"$B" bench --name=s --filename=$FAST "${SS[@]}" --runtime=5 --ss=iops:20% --ss_ramp=1 \
+	>"$T/ssr.json" 2>"$T/err.r" &
+ramp=$!
 "$B" bench --name=s --filename=$FAST "${SS[@]}" --runtime=3 --ss=iops_slope:0% \
 	>"$T/ss0.json" 2>"$T/err"
+wait "$ramp"
 py steadystate_not_attained '
 j = json.load(open(f[0]))["jobs"][0]
 assert j["steadystate"]["attained"] == 0 and j["job_runtime"] >= 2900, j["steadystate"]' \
 	"$T/ss0.json"
-# ss_ramp=1: as fio, samples count from a second after the ramp (the one
-# taken at 2 s), so the window is full, and steady, at 3 s.
-"$B" bench --name=s --filename=$FAST "${SS[@]}" --runtime=5 --ss=iops:20% --ss_ramp=1 \
-	>"$T/ssr.json" 2>"$T/err"
 py steadystate_ramp '
 j = json.load(open(f[0]))["jobs"][0]
 assert j["steadystate"]["attained"] == 1 and 2900 <= j["job_runtime"] <= 3600, (
     j["steadystate"], j["job_runtime"])' "$T/ssr.json"
 if ((HAVE_FIO)); then
-	fio --name=s --ioengine=null "${SS[@]}" --runtime=5 --ss=iops:20% >"$T/fss.json" 2>"$T/err"
 	py fio_steadystate_keys "$SS_KEYS"'
 a, b = (json.load(open(n))["jobs"][0] for n in f)
 assert keys(a) == keys(b), (keys(a), keys(b))
@@ -277,7 +307,9 @@ fi
 # steady; job_runtime is the jobs' sum, as fio's total_run_time.
 SSG=(--rw=read --size=1G --time_based --runtime=5 --output-format=json --ss_dur=2
 	--rate_iops=10000 --ss=iops:20% --group_reporting --name=a --name=b)
+fio_beside ssg -- --ioengine=null "${SSG[@]}" >"$T/fssg.json" 2>"$T/ferr"
 "$B" bench --filename=$FAST "${SSG[@]}" >"$T/ssg.json" 2>"$T/err"
+fio_done
 SSG_CHECK='
 for n in f:
     j, = json.load(open(n))["jobs"]
@@ -286,7 +318,6 @@ for n in f:
     assert all(abs(v - 20000) < 1000 for v in s["data"]["iops"]), (n, s["data"])
 '
 if ((HAVE_FIO)); then
-	fio --ioengine=null "${SSG[@]}" >"$T/fssg.json" 2>"$T/err"
 	py steadystate_group "$SSG_CHECK" "$T/ssg.json" "$T/fssg.json"
 else
 	py steadystate_group "$SSG_CHECK" "$T/ssg.json"

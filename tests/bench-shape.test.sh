@@ -32,12 +32,14 @@ ours() {
 	"$B" bench --name=a "$@" --write_lat_log="$T/$name" --log_offset=1 >"$T/$name.out" \
 		2>"$T/$name.err"
 }
-# theirs NAME ARGS...: the same with fio.
+# theirs NAME ARGS...: the same with fio, a reference run (fio_ref) done
+# once for every tree.
 theirs() {
 	local name=$1
 	shift
 	rm -f "$T/$name"_*.log
-	fio --name=a "$@" --write_lat_log="$T/$name" --log_offset=1 >"$T/$name.out" 2>"$T/$name.err"
+	fio_ref "$name" "${name}_*.log" -- --name=a "$@" --write_lat_log="$T/$name" --log_offset=1 \
+		>"$T/$name.out" 2>"$T/$name.err"
 }
 # The log's I/Os as "OFFSET BS DIRECTION" lines.
 ios() { awk -F', ' '{print $5, $4, $3}' "$1"; }

@@ -31,6 +31,12 @@ before=$(checkout_changes)
 # run went).
 took() { echo "$1: TIME ${2##*/}: $(($(date +%s) - $3)) s" >>"$log"; }
 
+# fio's reference runs are the same in every tree: the shell tests keep
+# them here (tests/lib.sh's fio_ref) for the trees after the first.
+BLKRING_FIO_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/blkring-fio-ref.XXXXXX") || exit 1
+export BLKRING_FIO_CACHE
+trap 'rm -rf "$BLKRING_FIO_CACHE"' EXIT
+
 for tree in "$@"; do
 	variant=${tree##*/}
 	for t in "$tree"/tests/test-*; do

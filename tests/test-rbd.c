@@ -24,7 +24,11 @@
 
 #define MiB (1ULL << 20)
 #define IMG_MB 128
-#define KILL_TIMEOUT_S 3 /* osd_op_timeout of the device the killed OSD fails */
+/* osd_op_timeout of the device the killed OSD fails: its writes fail after
+ * one, and librbd's close after them waits about three more, so each second
+ * here is four of the program's.  2 s is still 20 times the connect and the
+ * first write on this one-node cluster. */
+#define KILL_TIMEOUT_S 2
 
 static struct {
 	pid_t parent;
