@@ -26,7 +26,8 @@ struct bench_engine {
 	/* Optional: per-job set-up and teardown in the job's thread. */
 	int (*init)(struct job *j);
 	void (*exit)(struct job *j);
-	/* Queues and commits n units: >= 0, or a negative errno (nothing queued). */
+	/* Queues and commits n units: a count >= 0 (the ring's submit returns what it
+	 * took), or a negative errno (nothing queued). */
 	int (*submit)(struct job *j, struct io_unit **ios, unsigned n);
 	/* Async engines: reaps at least min and at most max completions, setting j->now_ns
 	 * to the stamp they were accounted at; returns how many or -errno. */

@@ -411,15 +411,14 @@ static int null_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 
 /*
  * irqmode=none with nothing to do for the data (no memory backing, no
- * badblocks, no bandwidth limit, no submit cost), picked at open.  A bio for the default
- * map starts and ends inside its submitter's call, so it neither takes a
- * tag nor names a queue (bio->hctx stays NULL, as for any bio no queue
- * took): the queues never hold more bios than there are threads inside
- * submit at that moment, none of them ever waits, and a tag would only
- * have cost two locked read-modify-writes on a line every submitter
- * shares.  hw_queue_depth still bounds every
- * queue where a bio can outlive the call: other irqmodes, mbps, and the
- * poll queues.
+ * badblocks, no bandwidth limit, no submit cost), picked at open.  A bio
+ * for the default map starts and ends inside its submitter's call, so it
+ * neither takes a tag nor names a queue (bio->hctx stays NULL, as for any
+ * bio no queue took): the queues never hold more bios than there are
+ * threads inside submit at that moment, none of them ever waits, and a tag
+ * would only have cost two locked read-modify-writes on a line every
+ * submitter shares.  hw_queue_depth still bounds every queue where a bio
+ * can outlive the call: other irqmodes, mbps, and the poll queues.
  */
 static int null_submit_bio_none(struct blkring_dev *dev, struct blkring_bio *bio)
 {
@@ -431,7 +430,8 @@ static int null_submit_bio_none(struct blkring_dev *dev, struct blkring_bio *bio
 
 /* The same with memory or badblocks: the data moves inside the call too,
  * so the bio still needs no tag (many threads of one queue, as nbdkit's
- * workers, would otherwise pass its tag line between CPUs per bio). */
+ * workers, would otherwise pass its tag line between CPUs per bio).  Apart
+ * from the plain one, so that its path does not pay for the data check. */
 static int null_submit_bio_inline(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	if (unlikely(bio->flags & BIO_POLLED))
