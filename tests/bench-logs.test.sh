@@ -40,20 +40,12 @@ both() {
 	shift
 	fio_beside "$name.fio" "$@"
 	run blkring "$name.b" "$@"
-	fio_done
+	beside_wait
 }
-# fio_beside DIR ARGS...: `run fio DIR ARGS` in the background, when fio
-# is installed, beside blkring's next run; fio_done waits for it.
-FPID=
+# fio_beside DIR ARGS...: `run fio DIR ARGS` beside blkring's next run,
+# when fio is installed; beside_wait waits for it.
 fio_beside() {
-	FPID=
-	((HAVE_FIO)) || return 0
-	run fio "$@" &
-	FPID=$!
-}
-fio_done() {
-	[[ -z $FPID ]] || wait "$FPID"
-	FPID=
+	if ((HAVE_FIO)); then beside run fio "$@"; fi
 }
 # py NAME CHECK: PASS when the Python CHECK passes; log(dir, file) reads a
 # log as lists of ints, D is $T.
@@ -164,7 +156,7 @@ HIST_ARGS=(--rw=read --rate_iops=500 --time_based --runtime=1200ms --write_hist_
 	--log_hist_msec=250 --write_lat_log=x)
 fio_beside hist.fio "${HIST_ARGS[@]}"
 run blkring hist.b "${HIST_ARGS[@]}"
-fio_done
+beside_wait
 py hist_log_buckets "N = 'hist.b'$HIST"
 if needs_fio hist_log_fio; then
 	py hist_log_fio_buckets "N = 'hist.fio'$HIST"
@@ -193,10 +185,10 @@ MAX_ARGS=(--rw=read --rate_iops=1000 --time_based --runtime=1 --log_avg_msec=100
 	--output-format=json)
 fio_beside max.fio "${MAX_ARGS[@]}" --log_max_value=1
 run blkring max.b "${MAX_ARGS[@]}" --log_max_value=1
-fio_done
+beside_wait
 fio_beside mean.fio "${MAX_ARGS[@]}"
 run blkring mean.b "${MAX_ARGS[@]}"
-fio_done
+beside_wait
 py log_max_value "W = '.b'$MAXV"
 if needs_fio log_max_value_fio; then
 	py log_max_value_fio "W = '.fio'$MAXV"

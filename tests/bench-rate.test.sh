@@ -33,19 +33,11 @@ PY
 	fi
 }
 
-# fio_beside NAME [FILE...] -- ARGS...: fio's reference run (fio_ref) in
-# the background, when fio is installed, beside blkring's next run (the
-# pairs run so are held to a rate or wait on timers); fio_done waits.
-FPID=
+# fio_beside NAME [FILE...] -- ARGS...: fio's reference run (fio_ref)
+# beside blkring's next run, when fio is installed (the pairs run so are
+# held to a rate or wait on timers); beside_wait waits for it.
 fio_beside() {
-	FPID=
-	((HAVE_FIO)) || return 0
-	fio_ref "$@" &
-	FPID=$!
-}
-fio_done() {
-	[[ -z $FPID ]] || wait "$FPID"
-	FPID=
+	if ((HAVE_FIO)); then beside fio_ref "$@"; fi
 }
 
 # ---- rate_iops, linear and poisson ----
@@ -78,7 +70,7 @@ fio_beside rate 'f_*.log' -- --ioengine=null "${RATE[@]}" --write_lat_log="$T/f"
 	>"$T/frate.json" 2>"$T/ferr"
 "$B" bench --filename=$FAST "${RATE[@]}" --write_lat_log="$T/r" "${JOBS[@]}" >"$T/rate.json" \
 	2>"$T/err"
-fio_done
+beside_wait
 py rate_iops_linear_and_poisson "hi = 1.5$GAPS"'assert cv(f[1]) < 0.6, ("linear", cv(f[1]))' \
 	"$T/rate.json" "$T/r_clat.3.log" "$T/r_clat.4.log"
 if ((HAVE_FIO)); then
@@ -272,7 +264,7 @@ def keys(j):
 fio_beside ss -- --name=s --ioengine=null "${SS[@]}" --runtime=5 --ss=iops:20% >"$T/fss.json" \
 	2>"$T/ferr"
 "$B" bench --name=s --filename=$FAST "${SS[@]}" --runtime=5 --ss=iops:20% >"$T/ss.json" 2>"$T/err"
-fio_done
+beside_wait
 py steadystate_attained "$SS_KEYS"'
 j = json.load(open(f[0]))["jobs"][0]
 s = j["steadystate"]
@@ -309,7 +301,7 @@ SSG=(--rw=read --size=1G --time_based --runtime=5 --output-format=json --ss_dur=
 	--rate_iops=10000 --ss=iops:20% --group_reporting --name=a --name=b)
 fio_beside ssg -- --ioengine=null "${SSG[@]}" >"$T/fssg.json" 2>"$T/ferr"
 "$B" bench --filename=$FAST "${SSG[@]}" >"$T/ssg.json" 2>"$T/err"
-fio_done
+beside_wait
 SSG_CHECK='
 for n in f:
     j, = json.load(open(n))["jobs"]

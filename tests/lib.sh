@@ -88,6 +88,18 @@ _fio_ref_subst() {
 	sed "s/$from/$to/g" "$1"
 }
 
+# beside CMD...: CMD in the background, beside the test's next run (runs
+# that wait on timers or are held to a rate); beside_wait waits for it.
+BESIDE_PID=
+beside() {
+	"$@" &
+	BESIDE_PID=$!
+}
+beside_wait() {
+	[[ -z $BESIDE_PID ]] || wait "$BESIDE_PID"
+	BESIDE_PID=
+}
+
 # The bench tests' cases ($B is the blkring binary, $T a scratch directory).
 # expect_json NAME CHECK ARGS...: PASS when `$B bench --output-format=json
 # ARGS` exits 0 and the Python CHECK passes with the output loaded as d.
