@@ -4,8 +4,10 @@
  * time passes, or 0 once `count` other CQEs came first; TIMEOUT_REMOVE
  * removes one (-ECANCELED) or gives it a new time; LINK_TIMEOUT bounds the
  * request it is linked after.  There is no timer thread: the owner (or the
- * SQ thread) fires them when it enters the ring, and its sleeps end at the
- * earliest deadline, so a CQE comes at its time whenever the owner waits.
+ * SQ thread) fires them when it enters the ring, a wait enters again
+ * rather than sleep while one is due (an entry may arm one, or complete a
+ * count, after it fired them), and sleeps end at the earliest deadline, so
+ * a CQE comes at its time whenever the owner waits.
  *
  * A linked timeout that fires cancels its request where the ring still
  * holds it (queued for the worker pool, its bio waiting for a tag or held
