@@ -130,4 +130,30 @@ static inline uint32_t dm_inflight_enter_blocked(struct dm_inflight *f)
 	return dm_count(f, &s->submitted, off);
 }
 
+/* As dm_inflight_enter_blocked(), on the slot `off` the thread already has. */
+static inline uint32_t dm_inflight_enter_at(struct dm_inflight *f, long off)
+{
+	return dm_count(f, &((struct dm_slot *)((char *)f + off))->submitted, off);
+}
+
+/* One more clone in flight, and the count of an entry ending, on the slot
+ * the entry found: it stands meanwhile, so suspend waits for these too and
+ * nothing reads `blocked` but the put. */
+static inline void dm_inflight_get_at(struct dm_inflight *f, long off)
+{
+	_Atomic uint64_t *c = &((struct dm_slot *)((char *)f + off))->submitted;
+
+	if (unlikely(off == DM_SHARED_OFF))
+		atomic_fetch_add(c, 1);
+	else
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+		                      memory_order_release);
+}
+
+static inline void dm_inflight_put_at(struct dm_inflight *f, long off)
+{
+	if (unlikely(dm_count(f, &((struct dm_slot *)((char *)f + off))->completed, off)))
+		blkring__dm_inflight_wake(f);
+}
+
 #endif

@@ -368,7 +368,7 @@ static inline int dm_issue_one(struct dm_clone *c, struct dm_volume *v, struct d
                                struct blkring_bio *orig)
 {
 	dm_clone_rw(c, v, orig);
-	dm_inflight_get(&v->inflight);
+	dm_inflight_get_at(&v->inflight, blkring__dm_slot_off);
 	if (ti->type->map(ti, &c->bio) != DM_MAPIO_REMAPPED)
 		return 0;
 	/* Only a BIO_NOWAIT bio may be refused (blkdev.h): this submit cannot fail. */
@@ -551,16 +551,18 @@ static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	struct dm_volume *v = dev->private;
 	int ret;
 
+	long off = blkring__dm_slot_off;
+
 	dm_poll_set_cookie(&v->poll, bio);
-	if (unlikely(blkring__dm_slot_off < 0))
+	if (unlikely(off < 0))
 		return dm_submit_first(dev, bio);
-	if (unlikely(dm_inflight_enter_blocked(&v->inflight)))
+	if (unlikely(dm_inflight_enter_at(&v->inflight, off)))
 		return dm_submit_blocked(v, bio);
 	/* The submitter's count stands until its clones are handed over: a
 	 * clone that ends meanwhile must not let a suspend free the legs it is
 	 * still inside of (each clone holds its own). */
 	ret = dm_map_bio(v, atomic_load_explicit(&v->live, memory_order_acquire), bio);
-	dm_inflight_put(&v->inflight);
+	dm_inflight_put_at(&v->inflight, blkring__dm_slot_off);
 	return ret;
 }
 
