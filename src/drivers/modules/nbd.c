@@ -708,9 +708,11 @@ static int conn_connect(struct nbdev *nd, struct nbdev_conn *c)
 	/* tls-psk-file= and the like name local files: the URI is the
 	 * application's own.  Simple replies: a read's data comes in one
 	 * piece after its header, where a structured reply takes two more
-	 * reads of the socket, and a block device needs nothing else. */
+	 * reads of the socket, and a block device needs nothing else.  A
+	 * read's buffer is not zeroed first: a bio that fails has no data. */
 	if (nbd_set_uri_allow_local_file(c->h, true) ||
-	    nbd_set_request_structured_replies(c->h, false) || nbd_aio_connect_uri(c->h, nd->uri))
+	    nbd_set_request_structured_replies(c->h, false) ||
+	    nbd_set_pread_initialize(c->h, false) || nbd_aio_connect_uri(c->h, nd->uri))
 		return connect_error(nd);
 	ret = connect_wait(nd, c->h);
 	if (ret)
