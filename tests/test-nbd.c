@@ -755,6 +755,105 @@ static void test_poll_threads(void)
 	CHECK_EQ(blkring_dev_close(dev), 0);
 }
 
+/* ---- a ring's owner asleep on its queue ---- */
+
+/* An owner that sleeps for its reads reads the replies itself: they are
+ * not handed to it as task work, the interrupt's way.  Only a reply that
+ * came before the owner slept goes to the interrupt. */
+static void test_owner_reads(void)
+{
+	struct blkring_dev *dev = test_open(nt_uri(S_MEM));
+	char *buf = test_alloc(4096);
+	struct blkring_ring_stats st;
+	struct blkring ring;
+
+	test_ring(&ring, 0, dev);
+	for (unsigned i = 0; i < 200; i++)
+		CHECK_EQ(test_ring_rw(&ring, false, buf, 4096, i * 4096ULL, 0), 4096);
+	CHECK_EQ(blkring_ring_stats(&ring, &st), 0);
+	if (st.tw_run >= 100)
+		TEST_FAIL("%llu of 200 reads came as task work", (unsigned long long)st.tw_run);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+/* An owner that never sleeps (it only peeks) still gets its completions:
+ * the interrupt reads what nobody sleeps on. */
+static void test_owner_peeks(void)
+{
+	struct blkring_dev *dev = test_open(nt_uri(S_MEM));
+	char *buf = test_alloc(32 * 4096);
+	struct blkring_cqe *cqe;
+	struct blkring ring;
+	uint64_t t0 = test_now_ms();
+	unsigned got = 0;
+
+	test_ring(&ring, 0, dev);
+	for (unsigned i = 0; i < 32; i++)
+		blkring_prep_read(ring_sqe(&ring), 0, buf + i * 4096, 4096, i * 4096ULL);
+	CHECK_EQ(blkring_submit(&ring), 32);
+	while (got < 32 && test_now_ms() - t0 < 10000) {
+		if (blkring_peek_cqe(&ring, &cqe))
+			continue;
+		CHECK_EQ(cqe->res, 4096);
+		blkring_cqe_seen(&ring, cqe);
+		got++;
+	}
+	CHECK_EQ(got, 32);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
+struct nt_share {
+	struct blkring_dev *dev;
+	uint64_t base;
+	_Atomic bool done;
+};
+
+static void *nt_share_thread(void *p)
+{
+	struct nt_share *a = p;
+	struct blkring ring;
+
+	test_ring(&ring, 0, a->dev);
+	for (unsigned i = 0; i < 10; i++)
+		nt_ring_batch(&ring, a->base + i * 256 * 1024, 32, 4096, a->base + i);
+	blkring_queue_exit(&ring);
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+/* Rings of three threads share one connection, and a fourth ring that
+ * slept on it stays out of the library meanwhile, its read in flight: at
+ * most one owner watches the socket, the watch goes back when it wakes,
+ * and every completion reaches its own ring once. */
+static void test_owners_share(void)
+{
+	struct blkring_dev *dev = test_open(nt_uri(S_MEM));
+	char *buf = test_alloc(4096);
+	struct nt_share args[3];
+	struct blkring ring;
+	pthread_t t[3];
+
+	test_ring(&ring, 0, dev);
+	CHECK_EQ(test_ring_rw(&ring, false, buf, 4096, 0, 0), 4096);
+	blkring_prep_read(ring_sqe(&ring), 0, buf, 4096, 4096);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	for (unsigned i = 0; i < 3; i++) {
+		args[i] = (struct nt_share){.dev = dev, .base = 5 * GiB + i * 64 * MiB};
+		CHECK_EQ(pthread_create(&t[i], NULL, nt_share_thread, &args[i]), 0);
+	}
+	for (unsigned i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(test_wait(&ring, NULL, 10000), 4096);
+	nt_no_more_cqes(&ring, 50);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
 /* A striped volume over a unix and a TCP server, polled with each
  * strategy and unpolled; chunks land on the legs the table says. */
 static void nt_volume(const char *strategy)
@@ -1105,6 +1204,9 @@ static const struct test_case cases[] = {
     {"vectored_bounce", test_vectored_bounce, 30},
     {"poll_ring", test_poll_ring, 30},
     {"poll_threads", test_poll_threads, 60},
+    {"owner_reads", test_owner_reads, 30},
+    {"owner_peeks", test_owner_peeks, 30},
+    {"owners_share", test_owners_share, 60},
     {"volume_poll_all", test_volume_poll_all, 30},
     {"volume_poll_cookie", test_volume_poll_cookie, 30},
     {"volume_reload_remote", test_volume_reload_remote, 30},

@@ -605,8 +605,8 @@ void blkring__dev_put(struct blkring_dev *dev);
 /* A pin keeps the device from being freed, not from being closed: a
  * volume's leg may lose its last open (a reload) while a ring's queue for
  * it lives or a ring's batch holds its tags.  The last unpin frees it. */
-void blkring__dev_pin(struct blkring_dev *dev);
-void blkring__dev_unpin(struct blkring_dev *dev);
+BLKRING__MODULE_API void blkring__dev_pin(struct blkring_dev *dev);
+BLKRING__MODULE_API void blkring__dev_unpin(struct blkring_dev *dev);
 /* Bios the device's hardware queues hold (dispatched or waiting for a tag). */
 unsigned blkring__dev_inflight(struct blkring_dev *dev);
 

@@ -20,10 +20,12 @@
  * connections then see each other's writes).  Each hardware queue is one
  * connection.  libnbd has no threads: replies are read by whoever drives a
  * socket.  A thread of the device (the "interrupt") drives the submit
- * queues' sockets; a poll queue's socket is driven by whoever polls it,
- * holding the queue's busy flag.  libnbd runs a completion callback with
- * the handle's lock held, so the callback only puts the bio on its
- * connection's done list, and whoever drove the socket ends it afterwards.
+ * queues' sockets, but for the one a ring's owner sleeps on, which that
+ * owner reads when it wakes; a poll queue's socket is driven by whoever
+ * polls it.  One at a time: the queue's busy flag.  libnbd runs a
+ * completion callback with the handle's lock held, so the callback only
+ * puts the bio on its connection's done list, and whoever drove the
+ * socket ends it afterwards.
  *
  * A connection that drops, or an I/O left unanswered past io_timeout_ms,
  * kills the device: every socket is shut down, libnbd then fails what it
@@ -34,9 +36,12 @@
 #include <inttypes.h>
 #include <libnbd.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -81,7 +86,7 @@ struct nbdev_conn {
 	/* Our own descriptor of the socket: polled, and shut down to kill the
 	 * connection, so it never names another file once libnbd closed its. */
 	int fd;
-	bool closed; /* its driver saw it go: no more polling */
+	_Atomic bool closed; /* a driver saw it go: no more polling */
 	/* Whoever drives the socket is inside libnbd, holding the handle's
 	 * lock: a submitter leaves its bio on `deferred` for the driver to
 	 * send after, rather than sleep on the lock. */
@@ -89,6 +94,12 @@ struct nbdev_conn {
 	struct llist_head deferred;
 	_Atomic bool write_kicked; /* the interrupt was told a send waits */
 	struct llist_head done;    /* replied bios, for the socket's driver to end */
+	/* Who watches a submit queue's socket for replies: the interrupt, or
+	 * the owner of a ring asleep on it (struct nbdev_ring); and what the
+	 * interrupt's epoll set asks of the socket. */
+	pthread_mutex_t watch_lock;
+	struct nbdev_ring *watcher; /* under watch_lock */
+	uint32_t watch_events;      /* under watch_lock */
 	_Atomic uint32_t pending[NBD_EPOCHS] __cacheline_aligned;
 } __cacheline_aligned;
 
@@ -102,6 +113,7 @@ struct nbdev {
 	_Atomic bool dead;
 	_Atomic bool stop;
 	int wake_fd; /* the interrupt's eventfd */
+	int epfd;    /* the interrupt's epoll set: wake_fd, the submit queues' sockets */
 	bool has_thread;
 	pthread_t thread;
 };
@@ -447,6 +459,8 @@ static void nbdev_start_tagged(struct blkring_dev *dev, struct blkring_bio *bio)
 	nbdev_start(&nd->conns[bio->hctx->index], bio);
 }
 
+static void ring_attach(struct blkring_dev *dev, struct blkring_ioc *ioc, struct nbdev_conn *c);
+
 static int nbdev_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	struct nbdev *nd = dev->private;
@@ -459,6 +473,8 @@ static int nbdev_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 	}
 	hctx = blkring__map_queue(dev, bio);
 	bio->hctx = hctx;
+	if (bio->ioc && !hctx->poll)
+		ring_attach(dev, bio->ioc, &nd->conns[hctx->index]);
 	ret = blkring__hctx_get_tag_plugged(hctx, bio);
 	if (ret <= 0)
 		return ret; /* waiting for a tag (0), or NOWAIT without one */
@@ -467,6 +483,11 @@ static int nbdev_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 }
 
 /* ---- driving the sockets ---- */
+
+static inline bool conn_closed(struct nbdev_conn *c)
+{
+	return atomic_load_explicit(&c->closed, memory_order_relaxed);
+}
 
 /*
  * What to wait for on a connection's socket.  nbd_aio_get_direction() takes
@@ -498,7 +519,7 @@ static bool conn_notify(struct nbdev_conn *c, short revents)
 	/* A closed handle has no direction; an unlocked look may also see
 	 * none while another thread issues, so the locked call decides. */
 	if (r < 0 || (!nbd_aio_get_direction(c->h) && nbd_aio_is_closed(c->h) == 1)) {
-		c->closed = true;
+		atomic_store_explicit(&c->closed, true, memory_order_relaxed);
 		nbdev_kill(c->nd);
 		return false;
 	}
@@ -509,7 +530,7 @@ static bool conn_notify(struct nbdev_conn *c, short revents)
  * their bios then end together, and whoever waits for them is woken once. */
 static void conn_pump(struct nbdev_conn *c)
 {
-	for (int i = 0; i < NBD_POLL_BATCH && !c->closed; i++) {
+	for (int i = 0; i < NBD_POLL_BATCH && !conn_closed(c); i++) {
 		struct pollfd p = {.fd = c->fd, .events = conn_events(c)};
 
 		if (poll(&p, 1, 0) <= 0 || !conn_notify(c, p.revents))
@@ -517,26 +538,61 @@ static void conn_pump(struct nbdev_conn *c)
 	}
 }
 
-/* Polls one poll queue's socket; its busy flag held. */
-static int poll_conn(struct nbdev_conn *c)
+/*
+ * Reads what one socket holds and ends the bios replied to.  Several
+ * threads may want to (a poller, the interrupt, a ring's owner that slept
+ * on it): the queue's busy flag picks one, and false tells the others.
+ * What a poll() saw before the flag was taken may be read already, so the
+ * socket is looked at again under it.
+ */
+static bool drive_conn(struct nbdev_conn *c, int *ended)
 {
-	int n;
-
 	if (!blkring__hctx_trylock_poll(c->hctx))
-		return 0;
+		return false;
 	reading_begin(c);
 	conn_pump(c);
 	reading_end(c);
-	n = drain(c);
 	blkring__hctx_unlock_poll(c->hctx);
-	return n;
+	*ended = drain(c);
+	return true;
 }
 
 static int nbdev_poll_queue(struct blkring_dev *dev, struct blkring_hctx *hctx)
 {
 	struct nbdev *nd = dev->private;
+	int ended = 0;
 
-	return poll_conn(&nd->conns[hctx->index]);
+	drive_conn(&nd->conns[hctx->index], &ended);
+	return ended;
+}
+
+/*
+ * What the interrupt's epoll set asks of a submit queue's socket: replies
+ * unless a ring's owner watches for them, and room to send whenever libnbd
+ * has a send waiting (a sleeping owner watches for replies only); nothing
+ * once the connection is gone.  watch_lock held.
+ */
+static uint32_t watch_wanted(struct nbdev_conn *c)
+{
+	bool send = nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE;
+
+	if (conn_closed(c))
+		return 0;
+	return (c->watcher ? 0 : EPOLLIN) | (send ? EPOLLOUT : 0);
+}
+
+/* Brings the interrupt's epoll set up to date; watch_lock held.  Should
+ * that fail, the interrupt is woken to try again (it does at every wake). */
+static void watch_update(struct nbdev_conn *c)
+{
+	struct epoll_event ev = {.events = watch_wanted(c), .data.ptr = c};
+
+	if (ev.events == c->watch_events)
+		return;
+	if (epoll_ctl(c->nd->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+		c->watch_events = ev.events;
+	else
+		interrupt_wake(c->nd);
 }
 
 /* Some command on c has waited io_timeout_ms: an epoch that ended that
@@ -566,52 +622,46 @@ static void watchdog(struct nbdev *nd)
 			nbdev_kill(nd);
 }
 
-/* The submit queues' sockets to wait on, and the eventfd first. */
-static unsigned interrupt_fds(struct nbdev *nd, struct pollfd *pfds, struct nbdev_conn **conns)
+/* After each wake of the interrupt: the bios other threads' calls left
+ * replied, and the socket's watch (a send may wait now, or no more). */
+static void interrupt_tend(struct nbdev_conn *c)
 {
-	unsigned n = 1;
-
-	pfds[0] = (struct pollfd){.fd = nd->wake_fd, .events = POLLIN};
-	for (unsigned i = 0; i < nd->conf.connections; i++) {
-		struct nbdev_conn *c = &nd->conns[i];
-
-		if (c->closed)
-			continue; /* nothing more will come */
-		atomic_exchange_explicit(&c->write_kicked, false, memory_order_acq_rel);
-		pfds[n] = (struct pollfd){.fd = c->fd, .events = conn_events(c)};
-		conns[n++] = c;
-	}
-	return n;
+	drain(c);
+	atomic_exchange_explicit(&c->write_kicked, false, memory_order_acq_rel);
+	pthread_mutex_lock(&c->watch_lock);
+	watch_update(c);
+	pthread_mutex_unlock(&c->watch_lock);
 }
 
-/* The "interrupt": reads the submit queues' replies and ends their bios,
- * and every epoch looks for commands past their time on every queue. */
+/* The "interrupt": reads the submit queues' replies that no ring's owner
+ * waits on and ends their bios, and every epoch looks for commands past
+ * their time on every queue. */
 static void *interrupt_thread(void *arg)
 {
 	struct nbdev *nd = arg;
 	int period_ms = (int)((nd->epoch_ns + 999999) / 1000000);
-	struct pollfd pfds[NBD_MAX_CONNS + 1];
-	struct nbdev_conn *conns[NBD_MAX_CONNS + 1];
+	struct epoll_event evs[NBD_MAX_CONNS + 1];
 	uint64_t next_check = 0;
 
 	while (!atomic_load_explicit(&nd->stop, memory_order_acquire)) {
-		unsigned n = interrupt_fds(nd, pfds, conns);
+		int n = epoll_wait(nd->epfd, evs, (int)ARRAY_SIZE(evs), period_ms);
+		bool lost = false;
 		uint64_t now;
-		eventfd_t v;
 
-		if (poll(pfds, n, period_ms) > 0) {
-			if (pfds[0].revents)
+		for (int i = 0; i < n; i++) {
+			struct nbdev_conn *c = evs[i].data.ptr;
+			eventfd_t v;
+			int ended;
+
+			if (!c)
 				eventfd_read(nd->wake_fd, &v);
-			for (unsigned i = 1; i < n; i++) {
-				if (pfds[i].revents) {
-					reading_begin(conns[i]);
-					if (conn_notify(conns[i], pfds[i].revents))
-						conn_pump(conns[i]);
-					reading_end(conns[i]);
-				}
-				drain(conns[i]);
-			}
+			else if (!drive_conn(c, &ended))
+				lost = true;
 		}
+		for (unsigned i = 0; i < nd->conf.connections; i++)
+			interrupt_tend(&nd->conns[i]);
+		if (lost)
+			sched_yield(); /* a poller has the socket: let it finish */
 		now = blkring__now_ns();
 		if (now >= next_check) {
 			watchdog(nd);
@@ -619,6 +669,129 @@ static void *interrupt_thread(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/* ---- a ring's owner asleep on its queue ---- */
+
+/*
+ * A ring's owner that sleeps with bios on a submit queue watches that
+ * queue's socket for replies instead of the interrupt, and reads them
+ * itself when it wakes: its bios then end on its own thread, with no
+ * hand-off from the interrupt (fio's nbd engine and a plain libnbd loop
+ * have none).  It takes the watch before each sleep and gives it back
+ * after, so replies nobody sleeps on still reach the interrupt.
+ */
+struct nbdev_ring {
+	struct blkring_ioc_queue link;
+	struct nbdev_conn *c; /* the submit queue the ring's bios map to */
+	bool watching;        /* from a sleep until the reap after it */
+};
+
+static struct nbdev_ring *ring_of(struct blkring_ioc_queue *link)
+{
+	return container_of(link, struct nbdev_ring, link);
+}
+
+static bool conn_busy(struct nbdev_conn *c)
+{
+	return atomic_load_explicit(&c->hctx->inflight, memory_order_relaxed) != 0;
+}
+
+/* The watch, unless another ring's owner has it. */
+static bool ring_take_watch(struct nbdev_ring *r)
+{
+	struct nbdev_conn *c = r->c;
+	bool mine;
+
+	pthread_mutex_lock(&c->watch_lock);
+	if (!c->watcher) {
+		c->watcher = r;
+		watch_update(c);
+	}
+	mine = c->watcher == r;
+	pthread_mutex_unlock(&c->watch_lock);
+	return mine;
+}
+
+static void ring_give_watch(struct nbdev_ring *r)
+{
+	struct nbdev_conn *c = r->c;
+
+	r->watching = false;
+	pthread_mutex_lock(&c->watch_lock);
+	if (c->watcher == r) {
+		c->watcher = NULL;
+		watch_update(c);
+	}
+	pthread_mutex_unlock(&c->watch_lock);
+}
+
+static int ring_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
+{
+	struct nbdev_ring *r = ring_of(link);
+	struct nbdev_conn *c = r->c;
+
+	(void)wakes;
+	if (!r->watching)
+		r->watching =
+		    conn_busy(c) && !conn_closed(c) && !nbdev_dead(c->nd) && ring_take_watch(r);
+	return r->watching ? c->fd : -ENOENT;
+}
+
+/* After a watched sleep (every wait enters once after its sleeps): what
+ * the socket holds, whoever it is for; then the watch goes back. */
+static unsigned ring_reap(struct blkring_ioc_queue *link)
+{
+	struct nbdev_ring *r = ring_of(link);
+	int ended = 0;
+
+	if (likely(!r->watching))
+		return 0;
+	drive_conn(r->c, &ended);
+	ring_give_watch(r);
+	return (unsigned)ended;
+}
+
+static bool ring_idle(struct blkring_ioc_queue *link)
+{
+	return !conn_busy(ring_of(link)->c);
+}
+
+static void ring_exit(struct blkring_ioc_queue *link)
+{
+	struct nbdev_ring *r = ring_of(link);
+	struct blkring_dev *dev = link->dev;
+
+	if (r->watching)
+		ring_give_watch(r);
+	free(r);
+	blkring__dev_unpin(dev);
+}
+
+static const struct blkring_ioc_queue_ops nbdev_ring_ops = {
+    .reap = ring_reap,
+    .prepare_sleep = ring_prepare_sleep,
+    .idle = ring_idle,
+    .exit = ring_exit,
+};
+
+/* The submitting ring's queue for the device, from its owner's thread.
+ * Without one (no memory) the interrupt ends the ring's bios. */
+static void ring_attach(struct blkring_dev *dev, struct blkring_ioc *ioc, struct nbdev_conn *c)
+{
+	struct nbdev_ring *r;
+
+	if (likely(blkring__ioc_find(ioc, dev)))
+		return;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	r->link.dev = dev;
+	r->link.ops = &nbdev_ring_ops;
+	r->c = c;
+	/* The device may be closed while the ring still holds this. */
+	blkring__dev_pin(dev);
+	blkring__ioc_add(ioc, &r->link);
 }
 
 /* ---- connecting ---- */
@@ -820,6 +993,29 @@ static int conns_alloc(struct nbdev *nd)
 		nd->conns[i].fd = -1;
 		llist_init(&nd->conns[i].done);
 		llist_init(&nd->conns[i].deferred);
+		pthread_mutex_init(&nd->conns[i].watch_lock, NULL);
+	}
+	return 0;
+}
+
+/* The interrupt's epoll set: its eventfd, and every submit queue's socket
+ * for replies (a send waiting at connect time is looked for at its first
+ * wake). */
+static int watch_start(struct nbdev *nd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+
+	nd->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (nd->epfd < 0 || epoll_ctl(nd->epfd, EPOLL_CTL_ADD, nd->wake_fd, &ev))
+		return blkring__error(-errno, "nbd: '%s': epoll: %s", nd->uri, strerror(errno));
+	for (unsigned i = 0; i < nd->conf.connections; i++) {
+		struct nbdev_conn *c = &nd->conns[i];
+
+		ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = c};
+		if (epoll_ctl(nd->epfd, EPOLL_CTL_ADD, c->fd, &ev))
+			return blkring__error(-errno, "nbd: '%s': epoll: %s", nd->uri,
+			                      strerror(errno));
+		c->watch_events = EPOLLIN;
 	}
 	return 0;
 }
@@ -833,6 +1029,9 @@ static int start_interrupt(struct blkring_dev *dev, struct nbdev *nd)
 		return ret;
 	for (unsigned i = 0; i < nd->nr_conns; i++)
 		nd->conns[i].hctx = &dev->hctxs[i];
+	ret = watch_start(nd);
+	if (ret)
+		return ret;
 	ret = blkring__thread_start(&nd->thread, NULL, interrupt_thread, nd, "blkring-nbd");
 	if (ret)
 		return ret;
@@ -864,8 +1063,12 @@ static void nbdev_destroy(struct blkring_dev *dev)
 		interrupt_wake(nd);
 		pthread_join(nd->thread, NULL);
 	}
-	for (unsigned i = 0; nd->conns && i < nd->nr_conns; i++)
+	for (unsigned i = 0; nd->conns && i < nd->nr_conns; i++) {
 		conn_close(&nd->conns[i]);
+		pthread_mutex_destroy(&nd->conns[i].watch_lock);
+	}
+	if (nd->epfd >= 0)
+		close(nd->epfd);
 	if (nd->wake_fd >= 0)
 		close(nd->wake_fd);
 	free(nd->conns);
@@ -950,6 +1153,7 @@ static int nbdev_open(struct blkring_spec *spec, struct blkring_dev **devp)
 	nd->nr_conns = (unsigned)(c.connections + c.poll_queues);
 	nd->epoch_ns = c.io_timeout_ms * 1000000ULL / NBD_EPOCHS_PER_TIMEOUT;
 	nd->uri = strdup(c.uri);
+	nd->epfd = -1;
 	nd->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!nd->uri || nd->wake_fd < 0)
 		return -ENOMEM;
