@@ -806,6 +806,34 @@ static void test_owner_peeks(void)
 	free(buf);
 }
 
+/* A ring's owner that slept on the socket keeps its watch, then stays
+ * away: the interrupt takes the watch back, so I/O nobody sleeps on (the
+ * synchronous calls) completes in milliseconds, not at io_timeout_ms. */
+static void test_holder_away(void)
+{
+	struct blkring_dev *dev = test_open(nt_uri(S_MEM));
+	char *buf = test_alloc(4096), *out = test_alloc(4096);
+	struct blkring ring;
+	uint64_t t0;
+
+	test_ring(&ring, 0, dev);
+	CHECK_EQ(test_ring_rw(&ring, false, buf, 4096, 0, 0), 4096);
+	blkring_prep_read(ring_sqe(&ring), 0, buf, 4096, 8192);
+	CHECK_EQ(blkring_submit(&ring), 1);
+	t0 = test_now_ms();
+	for (unsigned i = 0; i < 20; i++)
+		CHECK_EQ(blkring_dev_pread(dev, out, 4096, i * 4096ULL), 4096);
+	if (test_now_ms() - t0 > 2000)
+		TEST_FAIL("20 synchronous reads took %llu ms",
+		          (unsigned long long)(test_now_ms() - t0));
+	CHECK_EQ(test_wait(&ring, NULL, 10000), 4096);
+	nt_no_more_cqes(&ring, 20);
+	blkring_queue_exit(&ring);
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+	free(out);
+}
+
 struct nt_share {
 	struct blkring_dev *dev;
 	uint64_t base;
@@ -1207,6 +1235,7 @@ static const struct test_case cases[] = {
     {"owner_reads", test_owner_reads, 30},
     {"owner_peeks", test_owner_peeks, 30},
     {"owners_share", test_owners_share, 60},
+    {"holder_away", test_holder_away, 30},
     {"volume_poll_all", test_volume_poll_all, 30},
     {"volume_poll_cookie", test_volume_poll_cookie, 30},
     {"volume_reload_remote", test_volume_reload_remote, 30},

@@ -65,6 +65,12 @@
 #define NBD_EPOCHS_PER_TIMEOUT 16
 #define NBD_EPOCHS 32
 #define NBD_POLL_BATCH 32 /* replies read before their bios end */
+/* A ring's owner keeps its socket's watch while it reads the socket at
+ * least this often, else the interrupt takes it back (Linux's
+ * irq_suspend_timeout); an owner that holds it looks at the socket when it
+ * enters, at most this often. */
+#define NBD_WATCH_HOLD_NS 1000000ULL
+#define NBD_WATCH_LOOK_NS 50000ULL
 
 static const char nbdev_keys[] = "connections, poll_queues, connect_timeout_ms, io_timeout_ms, ro";
 
@@ -95,11 +101,15 @@ struct nbdev_conn {
 	_Atomic bool write_kicked; /* the interrupt was told a send waits */
 	struct llist_head done;    /* replied bios, for the socket's driver to end */
 	/* Who watches a submit queue's socket for replies: the interrupt, or
-	 * the owner of a ring asleep on it (struct nbdev_ring); and what the
-	 * interrupt's epoll set asks of the socket. */
+	 * the owner of a ring that sleeps on it (struct nbdev_ring), changed
+	 * under watch_lock with what the interrupt's epoll set asks of the
+	 * socket; and when that owner last read the socket, or that it
+	 * sleeps on it now. */
 	pthread_mutex_t watch_lock;
-	struct nbdev_ring *watcher; /* under watch_lock */
-	uint32_t watch_events;      /* under watch_lock */
+	struct nbdev_ring *_Atomic watcher;
+	uint32_t watch_events; /* under watch_lock */
+	_Atomic uint64_t watch_seen;
+	_Atomic bool watch_asleep;
 	_Atomic uint32_t pending[NBD_EPOCHS] __cacheline_aligned;
 } __cacheline_aligned;
 
@@ -578,7 +588,8 @@ static uint32_t watch_wanted(struct nbdev_conn *c)
 
 	if (conn_closed(c))
 		return 0;
-	return (c->watcher ? 0 : EPOLLIN) | (send ? EPOLLOUT : 0);
+	return (atomic_load_explicit(&c->watcher, memory_order_relaxed) ? 0 : EPOLLIN) |
+	       (send ? EPOLLOUT : 0);
 }
 
 /* Brings the interrupt's epoll set up to date; watch_lock held.  Should
@@ -622,15 +633,33 @@ static void watchdog(struct nbdev *nd)
 			nbdev_kill(nd);
 }
 
-/* After each wake of the interrupt: the bios other threads' calls left
- * replied, and the socket's watch (a send may wait now, or no more). */
-static void interrupt_tend(struct nbdev_conn *c)
+/* An owner that holds the watch but neither sleeps on the socket nor
+ * read it for NBD_WATCH_HOLD_NS loses it; watch_lock held. */
+static void watch_expire(struct nbdev_conn *c, uint64_t now)
 {
+	uint64_t seen = atomic_load_explicit(&c->watch_seen, memory_order_relaxed);
+
+	if (atomic_load_explicit(&c->watcher, memory_order_relaxed) &&
+	    !atomic_load_explicit(&c->watch_asleep, memory_order_relaxed) &&
+	    (int64_t)(now - seen) > (int64_t)NBD_WATCH_HOLD_NS)
+		atomic_store_explicit(&c->watcher, NULL, memory_order_relaxed);
+}
+
+/* After each wake of the interrupt: the bios other threads' calls left
+ * replied, and the socket's watch (a send may wait now, or no more; an
+ * owner may have let it lapse).  True while an owner holds it. */
+static bool interrupt_tend(struct nbdev_conn *c, uint64_t now)
+{
+	bool held;
+
 	drain(c);
 	atomic_exchange_explicit(&c->write_kicked, false, memory_order_acq_rel);
 	pthread_mutex_lock(&c->watch_lock);
+	watch_expire(c, now);
 	watch_update(c);
+	held = atomic_load_explicit(&c->watcher, memory_order_relaxed);
 	pthread_mutex_unlock(&c->watch_lock);
+	return held;
 }
 
 /* The "interrupt": reads the submit queues' replies that no ring's owner
@@ -642,9 +671,12 @@ static void *interrupt_thread(void *arg)
 	int period_ms = (int)((nd->epoch_ns + 999999) / 1000000);
 	struct epoll_event evs[NBD_MAX_CONNS + 1];
 	uint64_t next_check = 0;
+	bool held = false;
 
 	while (!atomic_load_explicit(&nd->stop, memory_order_acquire)) {
-		int n = epoll_wait(nd->epfd, evs, (int)ARRAY_SIZE(evs), period_ms);
+		/* While an owner holds a watch, wake to see that it still reads. */
+		int wait_ms = held ? (int)(NBD_WATCH_HOLD_NS / 1000000) : period_ms;
+		int n = epoll_wait(nd->epfd, evs, (int)ARRAY_SIZE(evs), wait_ms);
 		bool lost = false;
 		uint64_t now;
 
@@ -658,11 +690,12 @@ static void *interrupt_thread(void *arg)
 			else if (!drive_conn(c, &ended))
 				lost = true;
 		}
+		now = blkring__now_ns();
+		held = false;
 		for (unsigned i = 0; i < nd->conf.connections; i++)
-			interrupt_tend(&nd->conns[i]);
+			held |= interrupt_tend(&nd->conns[i], now);
 		if (lost)
 			sched_yield(); /* a poller has the socket: let it finish */
-		now = blkring__now_ns();
 		if (now >= next_check) {
 			watchdog(nd);
 			next_check = now + nd->epoch_ns;
@@ -678,8 +711,10 @@ static void *interrupt_thread(void *arg)
  * queue's socket for replies instead of the interrupt, and reads them
  * itself when it wakes: its bios then end on its own thread, with no
  * hand-off from the interrupt (fio's nbd engine and a plain libnbd loop
- * have none).  It takes the watch before each sleep and gives it back
- * after, so replies nobody sleeps on still reach the interrupt.
+ * have none).  It takes the watch at a sleep and keeps it while it comes
+ * back to the socket (Linux suspends a device's interrupts so while an
+ * application busy-polls it); the interrupt takes it back from an owner
+ * that stays away, so replies nobody waits on still reach it.
  */
 struct nbdev_ring {
 	struct blkring_ioc_queue link;
@@ -697,58 +732,83 @@ static bool conn_busy(struct nbdev_conn *c)
 	return atomic_load_explicit(&c->hctx->inflight, memory_order_relaxed) != 0;
 }
 
-/* The watch, unless another ring's owner has it. */
+static bool ring_holds(struct nbdev_ring *r)
+{
+	return atomic_load_explicit(&r->c->watcher, memory_order_relaxed) == r;
+}
+
+/* The watch, unless another ring's owner has it.  The interrupt is woken
+ * to time the new holder. */
 static bool ring_take_watch(struct nbdev_ring *r)
 {
 	struct nbdev_conn *c = r->c;
-	bool mine;
+	bool taken = false;
 
 	pthread_mutex_lock(&c->watch_lock);
-	if (!c->watcher) {
-		c->watcher = r;
+	if (!atomic_load_explicit(&c->watcher, memory_order_relaxed)) {
+		atomic_store_explicit(&c->watch_seen, blkring__now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&c->watcher, r, memory_order_relaxed);
 		watch_update(c);
+		taken = true;
 	}
-	mine = c->watcher == r;
 	pthread_mutex_unlock(&c->watch_lock);
-	return mine;
+	if (taken)
+		interrupt_wake(c->nd);
+	return ring_holds(r);
 }
 
 static void ring_give_watch(struct nbdev_ring *r)
 {
 	struct nbdev_conn *c = r->c;
 
-	r->watching = false;
 	pthread_mutex_lock(&c->watch_lock);
-	if (c->watcher == r) {
-		c->watcher = NULL;
+	if (ring_holds(r)) {
+		atomic_store_explicit(&c->watch_asleep, false, memory_order_relaxed);
+		atomic_store_explicit(&c->watcher, NULL, memory_order_relaxed);
 		watch_update(c);
 	}
 	pthread_mutex_unlock(&c->watch_lock);
 }
 
+/* Sleeps on the socket where the ring holds its watch or can take it.  An
+ * owner the interrupt lets go as it gets here sleeps beside the interrupt,
+ * once: whoever wakes first reads. */
 static int ring_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
 {
 	struct nbdev_ring *r = ring_of(link);
 	struct nbdev_conn *c = r->c;
 
 	(void)wakes;
+	r->watching = conn_busy(c) && !conn_closed(c) && !nbdev_dead(c->nd) &&
+	              (ring_holds(r) || ring_take_watch(r));
 	if (!r->watching)
-		r->watching =
-		    conn_busy(c) && !conn_closed(c) && !nbdev_dead(c->nd) && ring_take_watch(r);
-	return r->watching ? c->fd : -ENOENT;
+		return -ENOENT;
+	atomic_store_explicit(&c->watch_asleep, true, memory_order_relaxed);
+	return c->fd;
 }
 
-/* After a watched sleep (every wait enters once after its sleeps): what
- * the socket holds, whoever it is for; then the watch goes back. */
+/* After a watched sleep (every wait enters once after its sleeps), and
+ * now and then while the ring holds the watch: what the socket holds,
+ * whoever it is for. */
 static unsigned ring_reap(struct blkring_ioc_queue *link)
 {
 	struct nbdev_ring *r = ring_of(link);
+	struct nbdev_conn *c = r->c;
+	uint64_t now;
 	int ended = 0;
 
-	if (likely(!r->watching))
-		return 0;
-	drive_conn(r->c, &ended);
-	ring_give_watch(r);
+	if (likely(!r->watching)) {
+		if (likely(!ring_holds(r)))
+			return 0;
+		now = blkring__now_ns();
+		if (now - atomic_load_explicit(&c->watch_seen, memory_order_relaxed) <
+		    NBD_WATCH_LOOK_NS)
+			return 0;
+	}
+	r->watching = false;
+	drive_conn(c, &ended);
+	atomic_store_explicit(&c->watch_seen, blkring__now_ns(), memory_order_relaxed);
+	atomic_store_explicit(&c->watch_asleep, false, memory_order_relaxed);
 	return (unsigned)ended;
 }
 
@@ -762,8 +822,7 @@ static void ring_exit(struct blkring_ioc_queue *link)
 	struct nbdev_ring *r = ring_of(link);
 	struct blkring_dev *dev = link->dev;
 
-	if (r->watching)
-		ring_give_watch(r);
+	ring_give_watch(r);
 	free(r);
 	blkring__dev_unpin(dev);
 }
