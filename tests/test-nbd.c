@@ -834,6 +834,32 @@ static void test_holder_away(void)
 	free(out);
 }
 
+/* Each kind of ring reads its own socket's replies the same way: an SQ
+ * thread (the ring's owner, which sleeps when idle), a deferring ring, and
+ * a ring that exits with I/O in flight (exit waits for it); the device
+ * serves synchronous calls after each. */
+static void test_owner_ring_kinds(void)
+{
+	static const unsigned kinds[] = {
+	    BLKRING_SETUP_SQPOLL, BLKRING_SETUP_DEFER_TASKRUN | BLKRING_SETUP_SINGLE_ISSUER, 0};
+	struct blkring_dev *dev = test_open(nt_uri(S_MEM));
+	char *buf = test_alloc(16 * 4096);
+
+	for (unsigned k = 0; k < ARRAY_LEN(kinds); k++) {
+		struct blkring ring;
+
+		test_ring(&ring, kinds[k], dev);
+		nt_ring_batch(&ring, 6 * GiB + k * MiB, 32, 4096, 20 + k);
+		for (unsigned i = 0; i < 16; i++)
+			blkring_prep_read(ring_sqe(&ring), 0, buf + i * 4096, 4096, i * 4096ULL);
+		CHECK_EQ(blkring_submit(&ring), 16);
+		blkring_queue_exit(&ring);
+		nt_roundtrip(dev, 6 * GiB + 8 * MiB + k * 65536, 65536, 30 + k);
+	}
+	CHECK_EQ(blkring_dev_close(dev), 0);
+	free(buf);
+}
+
 struct nt_share {
 	struct blkring_dev *dev;
 	uint64_t base;
@@ -1236,6 +1262,7 @@ static const struct test_case cases[] = {
     {"owner_peeks", test_owner_peeks, 30},
     {"owners_share", test_owners_share, 60},
     {"holder_away", test_holder_away, 30},
+    {"owner_ring_kinds", test_owner_ring_kinds, 30},
     {"volume_poll_all", test_volume_poll_all, 30},
     {"volume_poll_cookie", test_volume_poll_cookie, 30},
     {"volume_reload_remote", test_volume_reload_remote, 30},
