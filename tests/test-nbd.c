@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -1156,6 +1157,22 @@ static void nt_dead_after(struct blkring *ring, struct blkring *pring, struct bl
 
 /* The server is killed with 32 requests in flight (it holds them 2 s):
  * they fail when the connection drops, long before io_timeout_ms. */
+/* The process's CPU time over ms milliseconds of sleep, in milliseconds. */
+static unsigned nt_idle_cpu_ms(unsigned ms)
+{
+	struct rusage a, b;
+
+	CHECK_EQ(getrusage(RUSAGE_SELF, &a), 0);
+	usleep(ms * 1000);
+	CHECK_EQ(getrusage(RUSAGE_SELF, &b), 0);
+	return (unsigned)((b.ru_utime.tv_sec - a.ru_utime.tv_sec + b.ru_stime.tv_sec -
+	                   a.ru_stime.tv_sec) *
+	                      1000 +
+	                  (b.ru_utime.tv_usec - a.ru_utime.tv_usec + b.ru_stime.tv_usec -
+	                   a.ru_stime.tv_usec) /
+	                      1000);
+}
+
 static void test_server_killed(void)
 {
 	struct blkring_dev *dev =
@@ -1174,6 +1191,8 @@ static void test_server_killed(void)
 	nt_all_fail(&ring, 32, 5000);
 	nt_all_fail(&pring, 8, 5000);
 	CHECK(test_now_ms() - t0 < 1000);
+	/* The dead sockets hang up for good: nothing polls them again. */
+	CHECK(nt_idle_cpu_ms(500) < 200);
 	nt_dead_after(&ring, &pring, dev, buf);
 	free(buf);
 }

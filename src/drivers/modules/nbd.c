@@ -67,10 +67,13 @@
 #define NBD_POLL_BATCH 32 /* replies read before their bios end */
 /* A ring's owner keeps its socket's watch while it reads the socket at
  * least this often, else the interrupt takes it back (Linux's
- * irq_suspend_timeout); an owner that holds it looks at the socket when it
- * enters, at most this often. */
+ * irq_suspend_timeout), or while it sleeps on the socket, up to the second
+ * time (a thread held up in its sleep: parked, cancelled); an owner that
+ * holds it looks at the socket when it enters, at most this often. */
 #define NBD_WATCH_HOLD_NS 1000000ULL
+#define NBD_WATCH_SLEEP_NS 100000000ULL
 #define NBD_WATCH_LOOK_NS 50000ULL
+#define NBD_WATCH_GONE UINT32_MAX /* watch_events of a socket out of the set */
 
 static const char nbdev_keys[] = "connections, poll_queues, connect_timeout_ms, io_timeout_ms, ro";
 
@@ -563,6 +566,7 @@ static bool drive_conn(struct nbdev_conn *c, int *ended)
 	conn_pump(c);
 	reading_end(c);
 	blkring__hctx_unlock_poll(c->hctx);
+	kick_writer(c); /* libnbd may have begun a send it could not finish */
 	*ended = drain(c);
 	return true;
 }
@@ -593,11 +597,20 @@ static uint32_t watch_wanted(struct nbdev_conn *c)
 }
 
 /* Brings the interrupt's epoll set up to date; watch_lock held.  Should
- * that fail, the interrupt is woken to try again (it does at every wake). */
+ * that fail, the interrupt is woken to try again (it does at every wake).
+ * A socket that is gone leaves the set: epoll reports its hang-up whatever
+ * it is asked for. */
 static void watch_update(struct nbdev_conn *c)
 {
 	struct epoll_event ev = {.events = watch_wanted(c), .data.ptr = c};
 
+	if (c->watch_events == NBD_WATCH_GONE)
+		return;
+	if (conn_closed(c)) {
+		epoll_ctl(c->nd->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		c->watch_events = NBD_WATCH_GONE;
+		return;
+	}
 	if (ev.events == c->watch_events)
 		return;
 	if (epoll_ctl(c->nd->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
@@ -633,15 +646,16 @@ static void watchdog(struct nbdev *nd)
 			nbdev_kill(nd);
 }
 
-/* An owner that holds the watch but neither sleeps on the socket nor
- * read it for NBD_WATCH_HOLD_NS loses it; watch_lock held. */
+/* An owner that holds the watch but has not read the socket for
+ * NBD_WATCH_HOLD_NS, or slept on it for NBD_WATCH_SLEEP_NS, loses it (one
+ * still asleep then sleeps beside the interrupt); watch_lock held. */
 static void watch_expire(struct nbdev_conn *c, uint64_t now)
 {
 	uint64_t seen = atomic_load_explicit(&c->watch_seen, memory_order_relaxed);
+	bool asleep = atomic_load_explicit(&c->watch_asleep, memory_order_relaxed);
 
 	if (atomic_load_explicit(&c->watcher, memory_order_relaxed) &&
-	    !atomic_load_explicit(&c->watch_asleep, memory_order_relaxed) &&
-	    (int64_t)(now - seen) > (int64_t)NBD_WATCH_HOLD_NS)
+	    (int64_t)(now - seen) > (int64_t)(asleep ? NBD_WATCH_SLEEP_NS : NBD_WATCH_HOLD_NS))
 		atomic_store_explicit(&c->watcher, NULL, memory_order_relaxed);
 }
 
@@ -783,6 +797,7 @@ static int ring_prepare_sleep(struct blkring_ioc_queue *link, bool *wakes)
 	              (ring_holds(r) || ring_take_watch(r));
 	if (!r->watching)
 		return -ENOENT;
+	atomic_store_explicit(&c->watch_seen, blkring__now_ns(), memory_order_relaxed);
 	atomic_store_explicit(&c->watch_asleep, true, memory_order_relaxed);
 	return c->fd;
 }
