@@ -13,9 +13,18 @@
 # The export is written once first, so reads read data.  Each comparison
 # alternates its runs ROUNDS times (the machine's other load shifts
 # between runs); every run, the medians and their ratios are printed.
+# With --pin the server runs on the last CPU and every client on the
+# first, so where the scheduler puts them no longer moves the figures.
 #
-#   bench/nbd-vs-fio.sh [BUILD_DIR] [SECONDS] [ROUNDS]
+#   bench/nbd-vs-fio.sh [--pin] [BUILD_DIR] [SECONDS] [ROUNDS]
 set -euo pipefail
+SERVER_CPU=() CLIENT_CPU=()
+if [[ ${1:-} == --pin ]]; then
+	last=$(($(nproc) - 1))
+	((last > 0)) || { echo "nbd-vs-fio: --pin needs two CPUs" >&2; exit 2; }
+	SERVER_CPU=(taskset -c "$last") CLIENT_CPU=(taskset -c 0)
+	shift
+fi
 O=${1:-build}
 SECS=${2:-5}
 ROUNDS=${3:-5}
@@ -33,7 +42,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-nbdkit -f -P "$T/pid" -U "$T/sock" memory "$SIZE" >"$T/log" 2>&1 &
+"${SERVER_CPU[@]}" nbdkit -f -P "$T/pid" -U "$T/sock" memory "$SIZE" >"$T/log" 2>&1 &
 SERVER=$!
 for ((i = 0; i < 500; i++)); do
 	[[ -e $T/pid ]] && break
@@ -49,18 +58,18 @@ blkring_iops() { # rw depth spec-suffix [options...]
 	local rw=$1 qd=$2 suffix=$3 dir=${1#rand}
 
 	shift 3
-	"$O/blkring" bench --output-format=json --name=b --filename="$URI$suffix" --rw="$rw" \
+	"${CLIENT_CPU[@]}" "$O/blkring" bench --output-format=json --name=b --filename="$URI$suffix" --rw="$rw" \
 		--iodepth="$qd" "${JOB[@]}" "$@" | jq ".jobs[0].$dir.iops | round"
 }
 
 raw_iops() { # rw depth
-	"$O/bench/nbd-raw" "$URI" "${1#rand}" 4096 "$2" "$SECS" | sed 's/^iops=//'
+	"${CLIENT_CPU[@]}" "$O/bench/nbd-raw" "$URI" "${1#rand}" 4096 "$2" "$SECS" | sed 's/^iops=//'
 }
 
 fio_iops() { # rw depth
 	local dir=${1#rand}
 
-	fio --output-format=json --output="$T/fio.json" --name=f --ioengine=nbd --uri="$URI" \
+	"${CLIENT_CPU[@]}" fio --output-format=json --output="$T/fio.json" --name=f --ioengine=nbd --uri="$URI" \
 		--rw="$1" --iodepth="$2" "${JOB[@]}" >/dev/null
 	jq ".jobs[0].$dir.iops | round" "$T/fio.json"
 }
@@ -100,7 +109,7 @@ polled() { # depth
 }
 
 echo "nbdkit memory $SIZE on a unix socket, ${SECS}s runs, $ROUNDS rounds, $(nproc) CPUs," \
-	"load $(cut -d' ' -f1-3 /proc/loadavg)"
+	"load $(cut -d' ' -f1-3 /proc/loadavg)${SERVER_CPU[*]:+, server: ${SERVER_CPU[*]}, clients: ${CLIENT_CPU[*]}}"
 echo "blkring: $O/blkring bench --filename=$URI --rw=RW --iodepth=QD ${JOB[*]}"
 echo "raw:     $O/bench/nbd-raw $URI read|write 4096 QD $SECS"
 echo "fio:     fio --ioengine=nbd --uri=$URI --rw=RW --iodepth=QD ${JOB[*]}"
