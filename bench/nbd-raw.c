@@ -150,7 +150,8 @@ int main(int argc, char **argv)
 	 * asks for: a read's data comes right after its header, in one more
 	 * read of the socket. */
 	if (!r.h || nbd_set_request_structured_replies(r.h, false) ||
-	    nbd_set_pread_initialize(r.h, false) || nbd_connect_uri(r.h, argv[1]) || (size = nbd_get_size(r.h)) < (int64_t)r.bs) {
+	    nbd_set_pread_initialize(r.h, false) || nbd_connect_uri(r.h, argv[1]) ||
+	    (size = nbd_get_size(r.h)) < (int64_t)r.bs) {
 		fprintf(stderr, "nbd-raw: %s: %s\n", argv[1], nbd_get_error());
 		return 1;
 	}
