@@ -177,6 +177,7 @@ struct blkring_ioc_queue_ops {
 	 * closed while the queue pinned it (a volume's leg that a reload
 	 * dropped) is let go at the first flush that finds it idle. */
 	bool (*idle)(struct blkring_ioc_queue *q);
+	/* Frees the queue; the ring then drops the device's pin. */
 	void (*exit)(struct blkring_ioc_queue *q);
 };
 
@@ -228,6 +229,12 @@ struct blkring_ioc {
 	uint32_t bufs_gen;
 };
 
+/* A pin keeps the device from being freed, not from being closed: a
+ * volume's leg may lose its last open (a reload) while a ring's queue for
+ * it lives or a ring's batch holds its tags.  The last unpin frees it. */
+BLKRING__MODULE_API void blkring__dev_pin(struct blkring_dev *dev);
+void blkring__dev_unpin(struct blkring_dev *dev);
+
 static inline struct blkring_ioc_queue *blkring__ioc_find(struct blkring_ioc *ioc,
                                                           const struct blkring_dev *dev)
 {
@@ -238,8 +245,11 @@ static inline struct blkring_ioc_queue *blkring__ioc_find(struct blkring_ioc *io
 	return q;
 }
 
+/* Adds a driver's queue, its dev and ops set: the queue pins its device,
+ * and the ring unpins it after the queue's exit. */
 static inline void blkring__ioc_add(struct blkring_ioc *ioc, struct blkring_ioc_queue *q)
 {
+	blkring__dev_pin(q->dev);
 	q->next = ioc->queues;
 	ioc->queues = q;
 }
@@ -602,11 +612,6 @@ void blkring__dev_free(struct blkring_dev *dev);
  * what others still hold is pinned. */
 void blkring__dev_get(struct blkring_dev *dev);
 void blkring__dev_put(struct blkring_dev *dev);
-/* A pin keeps the device from being freed, not from being closed: a
- * volume's leg may lose its last open (a reload) while a ring's queue for
- * it lives or a ring's batch holds its tags.  The last unpin frees it. */
-BLKRING__MODULE_API void blkring__dev_pin(struct blkring_dev *dev);
-BLKRING__MODULE_API void blkring__dev_unpin(struct blkring_dev *dev);
 /* Bios the device's hardware queues hold (dispatched or waiting for a tag). */
 unsigned blkring__dev_inflight(struct blkring_dev *dev);
 

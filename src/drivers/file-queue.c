@@ -556,14 +556,12 @@ static void ring_queue_promote(struct blkring_ioc *ioc)
 static void ring_queue_exit(struct blkring_ioc_queue *link)
 {
 	struct file_ring_queue *rq = ring_queue(link);
-	struct blkring_dev *dev = link->dev;
 
 	if (rq->primary)
 		ring_queue_promote(rq->q.ioc);
 	file_queue_teardown(&rq->q);
 	file_queue_teardown(&rq->poll);
 	free(rq);
-	blkring__dev_unpin(dev);
 }
 
 static const struct blkring_ioc_queue_ops ring_queue_ops = {
@@ -613,9 +611,6 @@ static struct file_ring_queue *ring_queue_create(struct file_dev *fd, struct blk
 		rq->link.ops = &failed_queue_ops;
 	}
 	rq->primary = !rq->failed && !ring_queue_from(ioc->queues);
-	/* A volume's leg may lose its last open (a reload) while the ring
-	 * still holds this queue. */
-	blkring__dev_pin(fd->dev);
 	blkring__ioc_add(ioc, &rq->link);
 	return rq;
 }

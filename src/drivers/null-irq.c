@@ -267,13 +267,11 @@ static bool irq_idle(struct blkring_ioc_queue *link)
 static void irq_exit(struct blkring_ioc_queue *link)
 {
 	struct irq_ring *r = irq_ring_of(link);
-	struct blkring_dev *dev = link->dev;
 
 	for (unsigned i = 0; i < r->nr_pairs; i++)
 		if (r->pairs[i].has_timer)
 			timer_delete(r->pairs[i].timer);
 	free(r);
-	blkring__dev_unpin(dev);
 }
 
 /* No flush and no reap: only the interrupt ends bios. */
@@ -299,9 +297,6 @@ static struct irq_ring *irq_ring_create(struct blkring_dev *dev, struct blkring_
 		r->pairs[i].ring = r;
 		r->pairs[i].work.func = pair_run;
 	}
-	/* A volume's leg may lose its last open (a reload) while the ring
-	 * still holds this. */
-	blkring__dev_pin(dev);
 	blkring__ioc_add(ioc, &r->link);
 	return r;
 }

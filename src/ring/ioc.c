@@ -78,6 +78,15 @@ static bool ioc_queue_orphaned(struct blkring_ioc_queue *q)
 	       q->ops->idle(q);
 }
 
+/* The driver frees its queue; the pin blkring__ioc_add() took goes after. */
+static void ioc_queue_exit(struct blkring_ioc_queue *q)
+{
+	struct blkring_dev *dev = q->dev;
+
+	q->ops->exit(q);
+	blkring__dev_unpin(dev);
+}
+
 /* Lets go of orphaned queues: at each flush, and before each sleep, so a
  * ring that stops its I/O there (or an idle SQ thread) lets go as well. */
 static void ioc_sweep(struct blkring_ioc *ioc)
@@ -87,7 +96,7 @@ static void ioc_sweep(struct blkring_ioc *ioc)
 	while ((q = *link)) {
 		if (ioc_queue_orphaned(q)) {
 			*link = q->next;
-			q->ops->exit(q);
+			ioc_queue_exit(q);
 			continue;
 		}
 		link = &q->next;
@@ -202,7 +211,7 @@ void blkring__ioc_drop_queues(struct blkring_ioc *ioc)
 	ioc->flush_pending = false;
 	for (; q; q = next) {
 		next = q->next;
-		q->ops->exit(q);
+		ioc_queue_exit(q);
 	}
 }
 

@@ -835,11 +835,9 @@ static bool ring_idle(struct blkring_ioc_queue *link)
 static void ring_exit(struct blkring_ioc_queue *link)
 {
 	struct nbdev_ring *r = ring_of(link);
-	struct blkring_dev *dev = link->dev;
 
 	ring_give_watch(r);
 	free(r);
-	blkring__dev_unpin(dev);
 }
 
 static const struct blkring_ioc_queue_ops nbdev_ring_ops = {
@@ -863,8 +861,6 @@ static void ring_attach(struct blkring_dev *dev, struct blkring_ioc *ioc, struct
 	r->link.dev = dev;
 	r->link.ops = &nbdev_ring_ops;
 	r->c = c;
-	/* The device may be closed while the ring still holds this. */
-	blkring__dev_pin(dev);
 	blkring__ioc_add(ioc, &r->link);
 }
 
