@@ -122,18 +122,18 @@ static inline void dm_inflight_put(struct dm_inflight *f)
  * then, and the caller backs out with dm_inflight_put() (out of its fast
  * path: nothing here calls out).
  */
-static inline uint32_t dm_inflight_enter_blocked(struct dm_inflight *f)
-{
-	long off;
-	struct dm_slot *s = dm_slot(f, &off);
-
-	return dm_count(f, &s->submitted, off);
-}
-
-/* As dm_inflight_enter_blocked(), on the slot `off` the thread already has. */
+/* dm_inflight_enter_blocked() on the slot `off` the thread already has. */
 static inline uint32_t dm_inflight_enter_at(struct dm_inflight *f, long off)
 {
 	return dm_count(f, &((struct dm_slot *)((char *)f + off))->submitted, off);
+}
+
+static inline uint32_t dm_inflight_enter_blocked(struct dm_inflight *f)
+{
+	long off;
+
+	dm_slot(f, &off);
+	return dm_inflight_enter_at(f, off);
 }
 
 /* One more clone in flight, and the count of an entry ending, on the slot

@@ -549,9 +549,8 @@ static __attribute__((noinline)) int dm_submit_first(struct blkring_dev *dev,
 static int dm_submit_bio(struct blkring_dev *dev, struct blkring_bio *bio)
 {
 	struct dm_volume *v = dev->private;
-	int ret;
-
 	long off = blkring__dm_slot_off;
+	int ret;
 
 	dm_poll_set_cookie(&v->poll, bio);
 	if (unlikely(off < 0))

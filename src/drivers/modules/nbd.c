@@ -552,32 +552,30 @@ static void conn_pump(struct nbdev_conn *c)
 }
 
 /*
- * Reads what one socket holds and ends the bios replied to.  Several
- * threads may want to (a poller, the interrupt, a ring's owner that slept
- * on it): the queue's busy flag picks one, and false tells the others.
- * What a poll() saw before the flag was taken may be read already, so the
- * socket is looked at again under it.
+ * Reads what one socket holds and ends the bios replied to; returns how
+ * many ended.  Several threads may want to (a poller, the interrupt, a
+ * ring's owner that slept on it): the queue's busy flag picks one, and
+ * -EBUSY tells the others.  What a poll() saw before the flag was taken
+ * may be read already, so the socket is looked at again under it.
  */
-static bool drive_conn(struct nbdev_conn *c, int *ended)
+static int drive_conn(struct nbdev_conn *c)
 {
 	if (!blkring__hctx_trylock_poll(c->hctx))
-		return false;
+		return -EBUSY;
 	reading_begin(c);
 	conn_pump(c);
 	reading_end(c);
 	blkring__hctx_unlock_poll(c->hctx);
 	kick_writer(c); /* libnbd may have begun a send it could not finish */
-	*ended = drain(c);
-	return true;
+	return drain(c);
 }
 
 static int nbdev_poll_queue(struct blkring_dev *dev, struct blkring_hctx *hctx)
 {
 	struct nbdev *nd = dev->private;
-	int ended = 0;
+	int ended = drive_conn(&nd->conns[hctx->index]);
 
-	drive_conn(&nd->conns[hctx->index], &ended);
-	return ended;
+	return ended > 0 ? ended : 0;
 }
 
 /*
@@ -697,11 +695,10 @@ static void *interrupt_thread(void *arg)
 		for (int i = 0; i < n; i++) {
 			struct nbdev_conn *c = evs[i].data.ptr;
 			eventfd_t v;
-			int ended;
 
 			if (!c)
 				eventfd_read(nd->wake_fd, &v);
-			else if (!drive_conn(c, &ended))
+			else if (drive_conn(c) < 0)
 				lost = true;
 		}
 		now = blkring__now_ns();
@@ -709,7 +706,7 @@ static void *interrupt_thread(void *arg)
 		for (unsigned i = 0; i < nd->conf.connections; i++)
 			held |= interrupt_tend(&nd->conns[i], now);
 		if (lost)
-			sched_yield(); /* a poller has the socket: let it finish */
+			sched_yield(); /* another reader has the socket: let it finish */
 		if (now >= next_check) {
 			watchdog(nd);
 			next_check = now + nd->epoch_ns;
@@ -810,7 +807,7 @@ static unsigned ring_reap(struct blkring_ioc_queue *link)
 	struct nbdev_ring *r = ring_of(link);
 	struct nbdev_conn *c = r->c;
 	uint64_t now;
-	int ended = 0;
+	int ended;
 
 	if (likely(!r->watching)) {
 		if (likely(!ring_holds(r)))
@@ -821,10 +818,10 @@ static unsigned ring_reap(struct blkring_ioc_queue *link)
 			return 0;
 	}
 	r->watching = false;
-	drive_conn(c, &ended);
+	ended = drive_conn(c);
 	atomic_store_explicit(&c->watch_seen, blkring__now_ns(), memory_order_relaxed);
 	atomic_store_explicit(&c->watch_asleep, false, memory_order_relaxed);
-	return (unsigned)ended;
+	return ended > 0 ? (unsigned)ended : 0;
 }
 
 static bool ring_idle(struct blkring_ioc_queue *link)
