@@ -152,3 +152,21 @@ assert [j['jobname'] for j in last] == ['g', 's'] and last[1]['read']['total_ios
 else
 	fail status_interval_group "exit $rc: $(head -c 300 "$T/err")"
 fi
+
+# lat_percentiles on the one-direction fast path (submissions of one): the
+# total latency's percentiles are taken, and each is at least the
+# completion latency's, which it contains.
+"$B" bench --output-format=json --name=p --filename=null:size=4M --rw=randread --iodepth=8 \
+	--iodepth_batch_submit=1 --lat_percentiles=1 >"$T/out" 2>"$T/err"
+rc=$?
+if [[ $rc == 0 ]] && python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))['jobs'][0]['read']
+lat, clat = r['lat_ns']['percentile'], r['clat_ns']['percentile']
+assert r['total_ios'] == 1024, r['total_ios']
+assert lat['50.000000'] > 0 and all(lat[k] >= clat[k] for k in clat), (lat, clat)
+" "$T/out"; then
+	pass lat_percentiles_fast_path
+else
+	fail lat_percentiles_fast_path "exit $rc: $(head -c 300 "$T/out") $(head -c 300 "$T/err")"
+fi

@@ -150,7 +150,7 @@ void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, ui
 			ds->short_ios++;
 		}
 	}
-	dir_account_n(ds, since(now, issue), since(now, start), 1);
+	dir_account_n(j, ds, since(now, issue), since(now, start), 1);
 	job_log_completion(j, io, start, issue, now);
 	if (unlikely(j->timing))
 		timing_completed(j, io, since(now, start));
@@ -797,6 +797,7 @@ static void job_choose_accounting(struct job *j)
 	bool checks = timing_per_io(o);
 
 	j->slat_each = (j->log_lat || o->slat_percentiles) && o->stats;
+	j->lat_hist = o->lat_percentiles;
 	j->single = j->lean && !logs && !j->slat_each && !checks && !j->verify;
 	j->account_each = logs || j->shape || checks;
 }

@@ -146,6 +146,7 @@ struct job {
 	 * histogram), and whether each submission's slat is taken apart (its
 	 * log, slat_percentiles). */
 	bool log_lat, log_bw, log_iops, log_hist, slat_each;
+	bool lat_hist; /* lat_percentiles: the total latency's histogram */
 	/* rate_min, poisson, flow, latency_target, max_latency, steadystate
 	 * (timing.h); NULL without them. */
 	struct timing *timing;
@@ -202,12 +203,16 @@ static inline uint64_t since(uint64_t now, uint64_t then)
 void job_complete(struct job *j, struct io_unit *io, int res, uint64_t start, uint64_t issue,
                   uint64_t now);
 
-static inline void dir_account_n(struct dir_stats *ds, uint64_t clat, uint64_t lat, uint64_t n)
+/* The total latency's histogram is read only with lat_percentiles, and kept
+ * only then, as fio's add_lat_sample() does. */
+static inline void dir_account_n(const struct job *j, struct dir_stats *ds, uint64_t clat,
+                                 uint64_t lat, uint64_t n)
 {
 	lat_add_n(&ds->clat, clat, n);
 	lat_add_n(&ds->lat, lat, n);
 	hist_add_n(&ds->clat_hist, clat, n);
-	hist_add_n(&ds->lat_hist, lat, n);
+	if (unlikely(j->lat_hist))
+		hist_add_n(&ds->lat_hist, lat, n);
 }
 
 /*
@@ -221,7 +226,7 @@ static inline void job_account(struct job *j, struct io_unit *io, int res, uint6
 	/* Invariant TSCs the kernel trusts are in step on every CPU, so
 	 * stamps of one thread never run backwards. */
 	if (likely((unsigned)res == io->len && io->ddir < BENCH_DDIR_NR && !j->account_each))
-		dir_account_n(&j->st->dir[io->ddir], now - b->issue_ns, now - b->start_ns, 1);
+		dir_account_n(j, &j->st->dir[io->ddir], now - b->issue_ns, now - b->start_ns, 1);
 	else
 		job_complete(j, io, res, b->start_ns, b->issue_ns, now);
 }
@@ -236,7 +241,7 @@ static inline void job_reaped(struct job *j, struct io_batch *b, uint32_t n, uin
                               uint64_t now)
 {
 	if (whole)
-		dir_account_n(&j->st->dir[j->ddir], now - b->issue_ns, now - b->start_ns, whole);
+		dir_account_n(j, &j->st->dir[j->ddir], now - b->issue_ns, now - b->start_ns, whole);
 	b->inflight -= n;
 	if (!b->inflight)
 		j->free_batches[j->nr_free_batches++] = b;

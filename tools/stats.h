@@ -25,13 +25,16 @@ struct lat_stat {
  */
 static inline void lat_add_n(struct lat_stat *s, uint64_t v, uint64_t n)
 {
+	/* v * n fits 64 bits, as the sum needs: one widening multiply. */
+	uint64_t vn = v * n;
+
 	s->n += n;
 	if (unlikely(v < s->min))
 		s->min = v;
 	if (unlikely(v > s->max))
 		s->max = v;
-	s->sum += v * n;
-	s->sumsq += (unsigned __int128)v * v * n;
+	s->sum += vn;
+	s->sumsq += (unsigned __int128)vn * v;
 }
 
 static inline void lat_add(struct lat_stat *s, uint64_t v)
