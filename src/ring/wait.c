@@ -34,16 +34,11 @@ void blkring__enter(struct blkring__ctx *ctx)
 	enter(ctx, true);
 }
 
-int blkring_submit(struct blkring *ring)
+/* Publishes the application's SQ tail and submits what it holds. */
+static inline int submit(struct blkring *ring, struct blkring__ctx *ctx)
 {
-	struct blkring__ctx *ctx = ring->ctx;
-	uint32_t tail;
 	bool more;
-	int ret;
 
-	if (unlikely(!blkring__is_owner(ctx)))
-		return ctx->sq ? blkring__sq_submit(ring) : -EEXIST;
-	tail = ctx->cached_cq_tail;
 	atomic_store_explicit(ring->sq.ktail, ring->sq.sqe_tail, memory_order_release);
 	more = ring->sq.sqe_tail != ctx->cached_sq_head;
 	enter(ctx, !more);
@@ -54,15 +49,37 @@ int blkring_submit(struct blkring *ring)
 		blkring__flush_queues(ctx);
 		return -EBUSY;
 	}
-	ret = blkring__submit_sqes(ctx);
+	return blkring__submit_sqes(ctx);
+}
+
+/* A ring that issues as task work or signals an eventfd has work after the
+ * submission; kept apart so that the others' submit ends in a tail call. */
+static __attribute__((noinline)) int submit_then_notify(struct blkring *ring,
+                                                        struct blkring__ctx *ctx)
+{
+	uint32_t tail = ctx->cached_cq_tail;
+	int ret = submit(ring, ctx);
+
 	/* Issues queued as task work run on the way out, as io_uring's on
 	 * return to user space (a deferring ring keeps them for its next wait). */
 	if (unlikely(ctx->flags & BLKRING_SETUP_TW_ISSUE) &&
 	    !(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN))
 		blkring__enter(ctx);
-	if (unlikely(atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) >= 0))
+	if (atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) >= 0)
 		blkring__ev_posted(ctx, tail);
 	return ret;
+}
+
+int blkring_submit(struct blkring *ring)
+{
+	struct blkring__ctx *ctx = ring->ctx;
+
+	if (unlikely(!blkring__is_owner(ctx)))
+		return ctx->sq ? blkring__sq_submit(ring) : -EEXIST;
+	if (unlikely(ctx->flags & BLKRING_SETUP_TW_ISSUE) ||
+	    unlikely(atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) >= 0))
+		return submit_then_notify(ring, ctx);
+	return submit(ring, ctx);
 }
 
 static bool deadline_from(const struct timespec *ts, struct timespec *deadline)
