@@ -71,7 +71,7 @@ static void reap_one(struct fixture *f, struct io_unit *io, int res, struct run 
 	struct dir_stats *ref = &f->ref.dir[DDIR_READ];
 
 	ref->short_ios += res != BS;
-	dir_account_n(ref, now - io->batch->issue_ns, now - io->batch->start_ns, 1);
+	dir_account_n(&f->j, ref, now - io->batch->issue_ns, now - io->batch->start_ns, 1);
 	if (!f->j.single) {
 		job_account(&f->j, io, res, now);
 		job_reaped(&f->j, io->batch, 1, 0, now);
