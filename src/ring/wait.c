@@ -65,8 +65,7 @@ static __attribute__((noinline)) int submit_then_notify(struct blkring *ring,
 	if (unlikely(ctx->flags & BLKRING_SETUP_TW_ISSUE) &&
 	    !(ctx->flags & BLKRING_SETUP_DEFER_TASKRUN))
 		blkring__enter(ctx);
-	if (atomic_load_explicit(&ctx->ev_fd, memory_order_relaxed) >= 0)
-		blkring__ev_posted(ctx, tail);
+	blkring__ev_posted(ctx, tail);
 	return ret;
 }
 
