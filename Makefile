@@ -53,10 +53,13 @@ TOOL_OBJS := $(TOOL_SRCS:%.c=$(O)/obj/%.o)
 TEST_LIB_OBJS := $(TEST_LIB_SRCS:%.c=$(O)/obj/%.o)
 TESTS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
 EXAMPLES := $(EXAMPLE_SRCS:examples/%.c=$(O)/examples/%)
-# bench/nbd-raw.c is a libnbd client: built where libnbd-dev is.
-BENCHES := $(filter-out $(if $(wildcard /usr/include/libnbd.h),,$(O)/bench/nbd-raw), \
+# bench/nbd-raw.c is a libnbd client, bench/rbd-raw.c a librbd one: each
+# built where its library's headers are.
+BENCHES := $(filter-out $(if $(wildcard /usr/include/libnbd.h),,$(O)/bench/nbd-raw) \
+	   $(if $(wildcard /usr/include/rbd/librbd.h),,$(O)/bench/rbd-raw), \
 	   $(BENCH_SRCS:bench/%.c=$(O)/bench/%))
 $(O)/bench/nbd-raw: LDLIBS += -lnbd
+$(O)/bench/rbd-raw: LDLIBS += -lrbd -lrados
 
 # Programs linked with the static library export the module interface
 # (BLKRING__MODULE_API in src/lib/compiler.h), which loaded modules call.
