@@ -214,7 +214,7 @@ uninstall:
 
 format:
 	clang-format -i $(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS) $(TEST_LIB_SRCS) $(EXAMPLE_SRCS) \
-		$(BENCH_SRCS) include/*.h $(wildcard src/*/*.h tools/*.h tests/*.h)
+		$(BENCH_SRCS) include/*.h $(wildcard src/*/*.h tools/*.h tests/*.h bench/*.h)
 
 clean:
 	rm -rf build

@@ -18,7 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "raw.h"
 
 #define MAX_QD 1024
 
@@ -40,23 +41,6 @@ struct slot {
 	unsigned index;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* xorshift64*: a block number, uniform enough for random I/O. */
-static uint64_t next_block(struct raw *r)
-{
-	r->rand ^= r->rand >> 12;
-	r->rand ^= r->rand << 25;
-	r->rand ^= r->rand >> 27;
-	return (r->rand * 2685821657736338717ULL) % r->blocks;
-}
-
 /* Runs inside libnbd with the handle locked: only note the slot. */
 static int completed(void *user_data, int *error)
 {
@@ -71,7 +55,7 @@ static int completed(void *user_data, int *error)
 static int issue(struct raw *r, struct slot *s)
 {
 	nbd_completion_callback cb = {.callback = completed, .user_data = s};
-	uint64_t off = next_block(r) * r->bs;
+	uint64_t off = next_block(&r->rand, r->blocks) * r->bs;
 	void *buf = r->bufs + (size_t)s->index * r->bs;
 	int64_t cookie = r->write ? nbd_aio_pwrite(r->h, buf, r->bs, off, cb, 0)
 	                          : nbd_aio_pread(r->h, buf, r->bs, off, cb, 0);

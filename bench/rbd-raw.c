@@ -27,8 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "raw.h"
 
 #define MAX_QD 1024
 
@@ -53,23 +54,6 @@ struct slot {
 	unsigned index;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* xorshift64*: a block number, uniform enough for random I/O. */
-static uint64_t next_block(struct raw *r)
-{
-	r->rand ^= r->rand >> 12;
-	r->rand ^= r->rand << 25;
-	r->rand ^= r->rand >> 27;
-	return (r->rand * 2685821657736338717ULL) % r->blocks;
-}
-
 /* On one of librbd's threads. */
 static void completed(rbd_completion_t c, void *arg)
 {
@@ -89,7 +73,7 @@ static void completed(rbd_completion_t c, void *arg)
 
 static int issue(struct raw *r, struct slot *s)
 {
-	uint64_t off = next_block(r) * r->bs;
+	uint64_t off = next_block(&r->rand, r->blocks) * r->bs;
 	char *buf = r->bufs + (size_t)s->index * r->bs;
 	rbd_completion_t c;
 	int ret = rbd_aio_create_completion(s, r->callback ? completed : NULL, &c);

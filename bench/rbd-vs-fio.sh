@@ -7,10 +7,11 @@
 #   randread, randwrite: blkring with completion=callback, blkring with
 #     completion=eventfd, fio (targets: randread >= 1.0 of fio, randwrite
 #     >= 1.3 of fio) and the floor, a minimal librbd loop (bench/rbd-raw.c)
-#     in either completion mode with blkring's cache setting, twice: blkring's cache=writeback against fio's
-#     default (its engine flushes once after open, which turns librbd's
-#     cache to writeback), and blkring's cache=none against fio with
-#     --direct=1 (its engine turns the cache off)
+#     in either completion mode with blkring's cache setting; twice:
+#     blkring's cache=writeback against fio's default (its engine flushes
+#     once after open, which turns librbd's cache to writeback), and
+#     blkring's cache=none against fio with --direct=1 (its engine turns
+#     the cache off)
 #
 # The image is written once first: reads of never-written objects are
 # answered without the OSD.  Each comparison alternates its runs ROUNDS
@@ -94,7 +95,7 @@ ratio() { jq -n "$1 / $2 * 100 | round / 100"; }
 
 KINDS=(callback eventfd fio raw-callback raw-eventfd)
 
-three_way() { # rw cache fio-direct target
+compare() { # rw cache fio-direct target
 	local k iops cu ou
 	declare -A runs=() cl=() osd=() m=()
 
@@ -132,6 +133,6 @@ echo "fio:     fio --ioengine=rbd --pool=rbd --rbdname=img --clientname=admin --
 echo "writeback: blkring cache=writeback, fio --direct=0; none: blkring cache=none, fio --direct=1"
 for cache in writeback none; do
 	direct=$([[ $cache == none ]] && echo 1 || echo 0)
-	three_way randread "$cache" "$direct" "target: >= 1.0 fio"
-	three_way randwrite "$cache" "$direct" "target: >= 1.3 fio"
+	compare randread "$cache" "$direct" "target: >= 1.0 fio"
+	compare randwrite "$cache" "$direct" "target: >= 1.3 fio"
 done
